@@ -1,1 +1,89 @@
-fn main() {}
+//! The `miniplane` command line. Everything it runs lives in the library
+//! (`miniplane::Server`); this file only parses flags and waits for a signal.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "miniplane", version, about = "A Kubernetes control plane in one process")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the control plane until SIGINT/SIGTERM.
+    Up(UpArgs),
+}
+
+#[derive(clap::Args)]
+struct UpArgs {
+    /// Address to listen on (loopback only; port 0 picks a free port).
+    #[arg(long, default_value = miniplane::DEFAULT_LISTEN)]
+    listen: std::net::SocketAddr,
+    /// Directory for the store and the kubeconfig
+    /// [default: $XDG_DATA_HOME/miniplane or ~/.local/share/miniplane].
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Where to write the kubeconfig [default: <data-dir>/kubeconfig].
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Acknowledge writes before they are flushed to disk (faster, and a
+    /// crash may lose the last half second of writes).
+    #[arg(long)]
+    no_fsync: bool,
+}
+
+fn default_data_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("miniplane");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".local/share/miniplane"),
+        None => PathBuf::from(".miniplane"),
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Up(args) => up(args).await,
+    }
+}
+
+async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    let config = miniplane::Config {
+        listen: args.listen,
+        data_dir: Some(data_dir.clone()),
+        kubeconfig: args.kubeconfig,
+        durability: if args.no_fsync { store::Durability::Buffered } else { store::Durability::Flush },
+        clock: store::Clock::system(),
+    };
+    let server = miniplane::Server::start(config).await.context("starting miniplane")?;
+    println!("miniplane is serving the Kubernetes API at {}", server.url());
+    println!("data dir: {}", data_dir.display());
+    println!("export KUBECONFIG={}", server.kubeconfig().display());
+    wait_for_signal().await?;
+    server.stop().await.context("stopping miniplane")?;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("waiting for SIGINT")?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

@@ -1,1 +1,24 @@
-//! apiserver
+//! The Kubernetes API server of miniplane.
+//!
+//! Layout, in the order a request meets it:
+//! - [`http`]: axum routes — `/version`, health, `/metrics`, discovery,
+//!   OpenAPI, and one handler for every resource URL;
+//! - [`api`]: the in-process API ([`Api`]) that HTTP handlers and in-process
+//!   components both call: create/get/list/watch/update/patch/delete;
+//! - [`registry`]: which kinds are served and how (scope, short names,
+//!   subresources);
+//! - [`hooks`]: the per-kind steps of a write (defaulting, strategy,
+//!   validation, patching, managed fields) and of a read (selectors, tables);
+//! - [`error`]: every failure as an upstream `metav1.Status`.
+//!
+//! Start reading at [`api::Api::create`].
+
+pub mod api;
+pub mod error;
+pub mod hooks;
+pub mod http;
+pub mod registry;
+
+pub use api::Api;
+pub use error::{ApiError, ApiResult};
+pub use registry::Registry;

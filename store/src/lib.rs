@@ -21,10 +21,290 @@
 //!   is flushed to disk. Concurrent writers share flushes (group commit).
 //!
 //! Start reading at [`Store::open`].
+//!
+//! # Layout
+//!
+//! - `lib.rs` (this file): the public API and its contract.
+//! - [`engine`](crate::engine): the write path — one critical section per
+//!   write that checks the precondition, assigns the revision, applies one
+//!   atomic sled batch and publishes the event — and the in-memory index.
+//! - [`layout`](crate::layout): how objects, history and counters are laid
+//!   out in sled, and how they are recovered after a restart or a crash.
+//! - [`history`](crate::history): the bounded watch window (count and age).
+//! - [`flusher`](crate::flusher): group commit for [`Durability::Flush`].
+//! - [`watch`]: a watcher's loop — replay from disk, then follow live events.
+//!
+//! # Guarantees
+//!
+//! - Revisions are strictly increasing, one per successful write, and never
+//!   reused, also across restarts and crashes.
+//! - A write is all-or-nothing on disk: the object, its history entry and the
+//!   revision counter are one sled batch.
+//! - Reads see only whole writes: `get` and `list` read the in-memory index
+//!   under the same lock that writers hold while they publish a write.
+//! - A watch delivers every matching event after its start revision exactly
+//!   once, in revision order, or ends with [`Error::Expired`].
+//!
+//! # Caveats
+//!
+//! - sled's `flush` is `sync_file_range` on Linux, not a full `fsync`
+//!   (sled #1452): "durable" means "survives the process dying", not
+//!   necessarily "survives the machine losing power".
+//! - In [`Durability::Flush`] mode a writer waits for a real OS thread (the
+//!   flusher). Under paused tokio time the runtime may auto-advance time while
+//!   it waits, so paused-time tests should use [`Durability::Buffered`].
+
+mod engine;
+mod flusher;
+mod history;
+mod layout;
+pub mod watch;
 
 pub mod clock;
 
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
 pub use clock::Clock;
+pub use watch::Watch;
+
+use engine::{Engine, Op};
 
 /// The store's global logical clock: one number per write, never reused.
 pub type Revision = u64;
+
+/// How to open a [`Store`].
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Directory of the sled database; `None` opens a temporary database
+    /// that is deleted when the store is dropped (for tests).
+    pub path: Option<PathBuf>,
+    /// When a write is acknowledged.
+    pub durability: Durability,
+    /// Keep at most this many events of watch history (at least 1 is kept).
+    pub history_max_events: usize,
+    /// Drop history events older than this (simulated time, read from
+    /// `clock`). Trimming by age happens on writes and on [`Store::watch`].
+    pub history_max_age: Duration,
+    /// The clock that timestamps history events.
+    pub clock: Clock,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            path: None,
+            durability: Durability::Flush,
+            history_max_events: 100_000,
+            history_max_age: Duration::from_secs(10 * 60),
+            clock: Clock::system(),
+        }
+    }
+}
+
+/// When a write is acknowledged to its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Only after the write is flushed to disk. Concurrent writers share
+    /// flushes (group commit), so throughput grows with concurrency.
+    Flush,
+    /// As soon as the write is applied; sled flushes in the background
+    /// (every 500 ms), so a crash may lose the last moments of writes —
+    /// but never half a write, and never a write that a later one depends on.
+    Buffered,
+}
+
+/// One stored object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub key: String,
+    pub value: Arc<[u8]>,
+    /// The revision of the write that produced this value.
+    pub mod_revision: Revision,
+    /// The revision of the create that started this object's life.
+    pub create_revision: Revision,
+}
+
+/// What a write did to a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One change, as a watcher sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub kind: EventKind,
+    pub key: String,
+    /// The new state; for `Deleted` the last state before the delete.
+    pub value: Arc<[u8]>,
+    /// The previous state, for `Modified` and `Deleted`.
+    pub prev_value: Option<Arc<[u8]>>,
+    /// The revision of the write.
+    pub revision: Revision,
+}
+
+/// One page of a [`Store::list`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListResult {
+    pub records: Vec<Record>,
+    /// The list is a snapshot of the store at this revision.
+    pub revision: Revision,
+    /// How many matching keys come after the returned page.
+    pub remaining: usize,
+}
+
+/// Counters for tests, metrics and logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// The last assigned revision.
+    pub revision: Revision,
+    /// Watches may start after any revision `>=` this.
+    pub oldest_watchable: Revision,
+    /// Disk flushes done by the group-commit flusher since open.
+    pub flushes: u64,
+    /// Events in the watch history (in memory as an index, on disk in full).
+    pub history_len: usize,
+    /// Objects currently stored.
+    pub object_count: usize,
+    /// Watches currently following live events.
+    pub watchers: usize,
+}
+
+/// What can go wrong. The first five are expected outcomes a caller acts on;
+/// `Storage` and `Corrupt` are failures of the disk or of the store itself.
+#[derive(thiserror::Error, Debug)]
+pub enum Error {
+    #[error("{key} already exists")]
+    AlreadyExists { key: String },
+    #[error("{key} not found")]
+    NotFound { key: String },
+    #[error("{key} has revision {actual}, not the expected {expected}")]
+    Conflict {
+        key: String,
+        expected: Revision,
+        actual: Revision,
+    },
+    #[error("revision {requested} is compacted; the oldest watchable revision is {oldest}")]
+    Expired { requested: Revision, oldest: Revision },
+    #[error("the store is closed")]
+    Closed,
+    #[error("storage error: {0}")]
+    Storage(#[source] sled::Error),
+    /// Bytes on disk that this version of the store cannot decode.
+    #[error("corrupt store data: {what}")]
+    Corrupt { what: String },
+}
+
+impl From<sled::Error> for Error {
+    fn from(e: sled::Error) -> Self {
+        Error::Storage(e)
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A cheap-to-clone handle on one open store.
+///
+/// All clones share one [`Engine`]; the database closes when the last clone
+/// (and the last [`Watch`]) is dropped, or explicitly with [`Store::close`].
+#[derive(Clone)]
+pub struct Store {
+    engine: Arc<Engine>,
+}
+
+impl Store {
+    /// Opens (or creates) the store at `config.path`, recovering objects,
+    /// the revision counter and the watch history — also after `kill -9`.
+    pub fn open(config: Config) -> Result<Store> {
+        Ok(Store {
+            engine: Engine::open(config)?,
+        })
+    }
+
+    /// The last assigned revision (0 on a fresh store).
+    pub fn revision(&self) -> Revision {
+        self.engine.revision()
+    }
+
+    /// Watches may start after any revision `>=` this one.
+    pub fn oldest_watchable(&self) -> Revision {
+        self.engine.oldest_watchable()
+    }
+
+    /// Creates `key`; fails [`Error::AlreadyExists`] if it exists.
+    pub async fn create(&self, key: &str, value: Vec<u8>) -> Result<Record> {
+        let (record, revision) = self.engine.commit(key, Op::Create(value))?;
+        self.engine.durable(revision).await?;
+        Ok(record)
+    }
+
+    /// The current record of `key`, if any.
+    pub fn get(&self, key: &str) -> Result<Option<Record>> {
+        Ok(self.engine.get(key))
+    }
+
+    /// Records whose key starts with `prefix` and is greater than
+    /// `start_after`, in byte order, at most `limit` of them (`Some(0)`
+    /// returns an empty page with `remaining` set), all from one snapshot.
+    pub fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<ListResult> {
+        Ok(self.engine.list(prefix, start_after, limit))
+    }
+
+    /// Replaces the value of `key`. Fails [`Error::NotFound`], or
+    /// [`Error::Conflict`] if `expected` is not its current `mod_revision`.
+    pub async fn update(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        expected: Option<Revision>,
+    ) -> Result<Record> {
+        let (record, revision) = self.engine.commit(key, Op::Update(value, expected))?;
+        self.engine.durable(revision).await?;
+        Ok(record)
+    }
+
+    /// Deletes `key`, returning its last record and the revision of the
+    /// delete. Fails like [`Store::update`].
+    pub async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<(Record, Revision)> {
+        let (record, revision) = self.engine.commit(key, Op::Delete(expected))?;
+        self.engine.durable(revision).await?;
+        Ok((record, revision))
+    }
+
+    /// Every event with revision `> after` whose key starts with `prefix`.
+    /// Fails [`Error::Expired`] if `after < oldest_watchable()`.
+    pub fn watch(&self, prefix: &str, after: Revision) -> Result<Watch> {
+        Watch::start(self.engine.clone(), prefix, after)
+    }
+
+    /// Drops history older than `history_max_age` now (writes and watches
+    /// also do this; call it periodically to expire history on an idle store).
+    pub fn compact(&self) -> Result<()> {
+        self.engine.compact()
+    }
+
+    /// Counters: revision, flushes, history length, object count, watchers.
+    pub fn stats(&self) -> Stats {
+        self.engine.stats()
+    }
+
+    /// Bytes the database occupies on disk (sled's own accounting).
+    pub fn size_on_disk(&self) -> Result<u64> {
+        Ok(self.engine.db.size_on_disk()?)
+    }
+
+    /// Flushes everything; later writes fail [`Error::Closed`] and open
+    /// watches end after delivering the events committed before the close.
+    pub async fn close(&self) -> Result<()> {
+        self.engine.close().await
+    }
+}

@@ -12,10 +12,35 @@
 //!   node of a list element or map value.
 //! - [`Schema::patch_strategy`], [`Schema::list_type`], [`Schema::map_atomic`],
 //!   [`Schema::shape`], [`Schema::type_name`].
+//! - Additions: [`Schema::patch_merge_key`], [`Schema::field_names`],
+//!   [`Schema::kinds`].
 //!
 //! An unknown kind or field gives `None`; callers then treat maps as merged
 //! key by key and lists as atomic (upstream's behaviour for unstructured
 //! objects, e.g. custom resources).
+//!
+//! # How the graph is built
+//!
+//! The shapes come from the JSON schemas that `k8s-openapi` derives with
+//! `schemars` (definition names such as `io.k8s.api.core.v1.PodSpec`). Those
+//! schemas carry no patch metadata, so the facts are layered on from two
+//! small tables transcribed from upstream `k8s.io/api` (`core/v1/types.go`,
+//! `apps/v1/types.go`, `batch/v1/types.go`) and `k8s.io/apimachinery`
+//! (`pkg/apis/meta/v1/types.go`): the `patchStrategy`/`patchMergeKey` struct
+//! tags and the `+listType`/`+listMapKey`/`+mapType`/`+structType` markers.
+//! All kinds share one graph, built once on first use.
+//!
+//! Simplifications: only the kinds listed in [`Schema::kinds`] are known; the
+//! tables cover the fields those kinds use (other lists fall back as in
+//! kube-openapi: a merge list becomes an associative list keyed by its merge
+//! key, everything else is atomic); opaque types (`IntOrString`, `Quantity`,
+//! `Time`, `RawExtension`, `FieldsV1`) are scalars.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+use k8s_openapi::api::{apps, batch, coordination, core, events};
+use serde_json::{Map, Value};
 
 /// The JSON shape of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,9 +56,10 @@ pub enum Shape {
 }
 
 /// Strategic-merge-patch behaviour of a field (upstream `patchStrategy` tag).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PatchStrategy {
     /// No tag: maps and structs merge key by key; lists are replaced.
+    #[default]
     Default,
     /// `merge`: list elements merge by `key` (objects) or by value (primitives).
     Merge {
@@ -62,51 +88,574 @@ pub enum ListType {
     Map(&'static [&'static str]),
 }
 
+/// Index of a node in the shared graph.
+type NodeId = usize;
+
+/// The scalar node every primitive property points to.
+const SCALAR: NodeId = 0;
+
+/// Facts attached to a field (they belong to the parent's property, not to
+/// the field's type).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct FieldTags {
+    smp: PatchStrategy,
+    list: Option<ListType>,
+    map_atomic: Option<bool>,
+}
+
 /// A node in the type graph of a built-in kind.
 #[derive(Clone, Debug)]
 pub struct Schema {
-    _private: (),
+    node: NodeId,
+    tags: FieldTags,
 }
 
 impl Schema {
     /// The root schema of a built-in kind, e.g. `("apps", "Deployment")`.
-    pub fn for_kind(_group: &str, _kind: &str) -> Option<Schema> {
-        None
+    /// The core group is `""` (`"core"` is accepted too).
+    pub fn for_kind(group: &str, kind: &str) -> Option<Schema> {
+        let group = if group == "core" { "" } else { group };
+        let node = *graph().roots.get(&(group.to_owned(), kind.to_owned()))?;
+        Some(Schema {
+            node,
+            tags: FieldTags::default(),
+        })
+    }
+
+    /// The `(group, kind)` pairs [`Schema::for_kind`] knows.
+    pub fn kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+        KINDS.iter().map(|(group, kind, _)| (*group, *kind))
     }
 
     /// The node of a struct field.
-    pub fn field(&self, _name: &str) -> Option<Schema> {
-        None
+    pub fn field(&self, name: &str) -> Option<Schema> {
+        let (node, tags) = *graph().nodes[self.node].fields.get(name)?;
+        Some(Schema { node, tags })
+    }
+
+    /// The field names of a struct node, sorted (empty for other shapes).
+    pub fn field_names(&self) -> impl Iterator<Item = &'static str> {
+        graph().nodes[self.node].fields.keys().map(String::as_str)
     }
 
     /// The node of a list element or map value.
     pub fn items(&self) -> Option<Schema> {
-        None
+        let node = graph().nodes[self.node].items?;
+        Some(Schema {
+            node,
+            tags: FieldTags::default(),
+        })
     }
 
     /// The JSON shape.
     pub fn shape(&self) -> Shape {
-        Shape::Scalar
+        graph().nodes[self.node].shape
     }
 
     /// Upstream type name when known, e.g. `io.k8s.api.core.v1.PodSpec`.
     pub fn type_name(&self) -> Option<&str> {
-        None
+        graph().nodes[self.node].name.as_deref()
     }
 
     /// The SMP strategy of this field.
     pub fn patch_strategy(&self) -> PatchStrategy {
-        PatchStrategy::Default
+        self.tags.smp
     }
 
-    /// The SSA list type (for [`Shape::List`] nodes).
+    /// The SMP merge key of this field (`patchMergeKey`), if any.
+    pub fn patch_merge_key(&self) -> Option<&'static str> {
+        match self.tags.smp {
+            PatchStrategy::Merge { key } => key,
+            PatchStrategy::MergeRetainKeys { key } => Some(key),
+            _ => None,
+        }
+    }
+
+    /// The SSA list type (for [`Shape::List`] nodes). Without a marker,
+    /// kube-openapi's fallback applies: a merge list is associative (keyed by
+    /// its merge key, or a set for primitives); anything else is atomic.
     pub fn list_type(&self) -> ListType {
-        ListType::Atomic
+        if let Some(list) = self.tags.list {
+            return list;
+        }
+        match self.tags.smp {
+            PatchStrategy::Merge { key: None } => ListType::Set,
+            PatchStrategy::Merge { key: Some(key) } | PatchStrategy::MergeRetainKeys { key } => {
+                single_key(key).map_or(ListType::Atomic, ListType::Map)
+            }
+            _ => ListType::Atomic,
+        }
     }
 
     /// `x-kubernetes-map-type: atomic` on a map or struct (e.g. `LabelSelector`
     /// is granular, `nodeSelector` terms may be atomic).
     pub fn map_atomic(&self) -> bool {
-        false
+        self.tags
+            .map_atomic
+            .unwrap_or(graph().nodes[self.node].atomic)
+    }
+}
+
+/// A `'static` one-element key list for the SSA fallback.
+fn single_key(key: &str) -> Option<&'static [&'static str]> {
+    const KEYS: &[&str] = &[
+        "name",
+        "type",
+        "uid",
+        "ip",
+        "mountPath",
+        "devicePath",
+        "containerPort",
+        "port",
+        "topologyKey",
+    ];
+    let i = KEYS.iter().position(|k| *k == key)?;
+    Some(std::slice::from_ref(&KEYS[i]))
+}
+
+// ---------------------------------------------------------------------------
+// Hand-written facts (upstream struct tags and list/map/struct markers).
+// Type names are short: `core.v1.X` is `io.k8s.api.core.v1.X`, `meta.v1.X`
+// is `io.k8s.apimachinery.pkg.apis.meta.v1.X`.
+
+const NAME: &[&str] = &["name"];
+const TYPE: &[&str] = &["type"];
+const IP: &[&str] = &["ip"];
+
+const fn merge(key: &'static str) -> PatchStrategy {
+    PatchStrategy::Merge { key: Some(key) }
+}
+const fn merge_retain(key: &'static str) -> PatchStrategy {
+    PatchStrategy::MergeRetainKeys { key }
+}
+const VALUES: PatchStrategy = PatchStrategy::Merge { key: None };
+const NONE: PatchStrategy = PatchStrategy::Default;
+const ATOMIC: Option<ListType> = Some(ListType::Atomic);
+const SET: Option<ListType> = Some(ListType::Set);
+const fn keyed(keys: &'static [&'static str]) -> Option<ListType> {
+    Some(ListType::Map(keys))
+}
+
+/// (type, field, SMP strategy, SSA list type).
+type FieldTag = (&'static str, &'static str, PatchStrategy, Option<ListType>);
+
+const FIELD_TAGS: &[FieldTag] = &[
+    ("meta.v1.ObjectMeta", "finalizers", VALUES, SET),
+    ("meta.v1.ObjectMeta", "ownerReferences", merge("uid"), keyed(&["uid"])),
+    ("meta.v1.ObjectMeta", "managedFields", NONE, ATOMIC),
+    ("meta.v1.LabelSelector", "matchExpressions", NONE, ATOMIC),
+    ("meta.v1.LabelSelectorRequirement", "values", NONE, ATOMIC),
+    ("core.v1.PodSpec", "volumes", merge_retain("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "initContainers", merge("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "containers", merge("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "ephemeralContainers", merge("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "imagePullSecrets", merge("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "hostAliases", merge("ip"), keyed(IP)),
+    (
+        "core.v1.PodSpec",
+        "topologySpreadConstraints",
+        merge("topologyKey"),
+        keyed(&["topologyKey", "whenUnsatisfiable"]),
+    ),
+    ("core.v1.PodSpec", "schedulingGates", merge("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "resourceClaims", merge_retain("name"), keyed(NAME)),
+    ("core.v1.PodSpec", "tolerations", NONE, ATOMIC),
+    ("core.v1.PodSpec", "readinessGates", NONE, ATOMIC),
+    ("core.v1.PodSecurityContext", "supplementalGroups", NONE, ATOMIC),
+    ("core.v1.PodSecurityContext", "sysctls", NONE, ATOMIC),
+    ("core.v1.Capabilities", "add", NONE, ATOMIC),
+    ("core.v1.Capabilities", "drop", NONE, ATOMIC),
+    (
+        "core.v1.Container",
+        "ports",
+        merge("containerPort"),
+        keyed(&["containerPort", "protocol"]),
+    ),
+    ("core.v1.Container", "env", merge("name"), keyed(NAME)),
+    ("core.v1.Container", "volumeMounts", merge("mountPath"), keyed(&["mountPath"])),
+    ("core.v1.Container", "volumeDevices", merge("devicePath"), keyed(&["devicePath"])),
+    ("core.v1.Container", "envFrom", NONE, ATOMIC),
+    ("core.v1.Container", "args", NONE, ATOMIC),
+    ("core.v1.Container", "command", NONE, ATOMIC),
+    ("core.v1.Container", "resizePolicy", NONE, ATOMIC),
+    (
+        "core.v1.EphemeralContainer",
+        "ports",
+        merge("containerPort"),
+        keyed(&["containerPort", "protocol"]),
+    ),
+    ("core.v1.EphemeralContainer", "env", merge("name"), keyed(NAME)),
+    ("core.v1.EphemeralContainer", "volumeMounts", merge("mountPath"), keyed(&["mountPath"])),
+    ("core.v1.EphemeralContainer", "volumeDevices", merge("devicePath"), keyed(&["devicePath"])),
+    ("core.v1.EphemeralContainer", "envFrom", NONE, ATOMIC),
+    ("core.v1.EphemeralContainer", "args", NONE, ATOMIC),
+    ("core.v1.EphemeralContainer", "command", NONE, ATOMIC),
+    ("core.v1.EphemeralContainer", "resizePolicy", NONE, ATOMIC),
+    ("core.v1.ResourceRequirements", "claims", NONE, keyed(NAME)),
+    ("core.v1.PodStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("core.v1.PodStatus", "podIPs", merge("ip"), keyed(IP)),
+    ("core.v1.PodStatus", "hostIPs", merge("ip"), ATOMIC),
+    ("core.v1.PodStatus", "resourceClaimStatuses", merge_retain("name"), keyed(NAME)),
+    ("core.v1.PodStatus", "containerStatuses", NONE, ATOMIC),
+    ("core.v1.PodStatus", "initContainerStatuses", NONE, ATOMIC),
+    ("core.v1.PodStatus", "ephemeralContainerStatuses", NONE, ATOMIC),
+    ("core.v1.ContainerStatus", "volumeMounts", merge("mountPath"), keyed(&["mountPath"])),
+    ("core.v1.ContainerStatus", "allocatedResourcesStatus", merge("name"), keyed(NAME)),
+    ("core.v1.ResourceStatus", "resources", NONE, keyed(&["resourceID"])),
+    ("core.v1.ServiceSpec", "ports", merge("port"), keyed(&["port", "protocol"])),
+    ("core.v1.ServiceSpec", "clusterIPs", NONE, ATOMIC),
+    ("core.v1.ServiceSpec", "externalIPs", NONE, ATOMIC),
+    ("core.v1.ServiceSpec", "ipFamilies", NONE, ATOMIC),
+    ("core.v1.ServiceSpec", "loadBalancerSourceRanges", NONE, ATOMIC),
+    ("core.v1.ServiceStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("core.v1.LoadBalancerStatus", "ingress", NONE, ATOMIC),
+    ("core.v1.LoadBalancerIngress", "ports", NONE, ATOMIC),
+    ("core.v1.ServiceAccount", "secrets", merge("name"), keyed(NAME)),
+    ("core.v1.ServiceAccount", "imagePullSecrets", NONE, ATOMIC),
+    ("core.v1.NodeSpec", "podCIDRs", VALUES, SET),
+    ("core.v1.NodeSpec", "taints", NONE, ATOMIC),
+    ("core.v1.NodeStatus", "addresses", merge("type"), keyed(TYPE)),
+    ("core.v1.NodeStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("core.v1.NodeStatus", "images", NONE, ATOMIC),
+    ("core.v1.NodeStatus", "volumesInUse", NONE, ATOMIC),
+    ("core.v1.NodeStatus", "volumesAttached", NONE, ATOMIC),
+    ("core.v1.NamespaceSpec", "finalizers", NONE, ATOMIC),
+    ("core.v1.NamespaceStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("core.v1.PersistentVolumeClaimStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("core.v1.Endpoints", "subsets", NONE, ATOMIC),
+    ("core.v1.EndpointSubset", "addresses", NONE, ATOMIC),
+    ("core.v1.EndpointSubset", "notReadyAddresses", NONE, ATOMIC),
+    ("core.v1.EndpointSubset", "ports", NONE, ATOMIC),
+    ("core.v1.NodeSelector", "nodeSelectorTerms", NONE, ATOMIC),
+    ("core.v1.NodeSelectorTerm", "matchExpressions", NONE, ATOMIC),
+    ("core.v1.NodeSelectorTerm", "matchFields", NONE, ATOMIC),
+    ("apps.v1.DeploymentSpec", "strategy", PatchStrategy::RetainKeys, None),
+    ("apps.v1.DeploymentStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("apps.v1.ReplicaSetStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("apps.v1.StatefulSetStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("apps.v1.DaemonSetStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("apps.v1.StatefulSetSpec", "volumeClaimTemplates", NONE, ATOMIC),
+    ("batch.v1.JobStatus", "conditions", merge("type"), ATOMIC),
+    ("batch.v1.CronJobStatus", "active", NONE, ATOMIC),
+];
+
+/// Struct types marked `+structType=atomic`.
+const ATOMIC_STRUCTS: &[&str] = &[
+    "meta.v1.LabelSelector",
+    "meta.v1.OwnerReference",
+    "core.v1.ObjectReference",
+    "core.v1.LocalObjectReference",
+    "core.v1.TypedLocalObjectReference",
+    "core.v1.NodeSelector",
+    "core.v1.NodeSelectorTerm",
+    "core.v1.ObjectFieldSelector",
+    "core.v1.ResourceFieldSelector",
+    "core.v1.ConfigMapKeySelector",
+    "core.v1.SecretKeySelector",
+];
+
+/// Map fields marked `+mapType=atomic`.
+const ATOMIC_MAP_FIELDS: &[(&str, &str)] = &[
+    ("core.v1.PodSpec", "nodeSelector"),
+    ("core.v1.ServiceSpec", "selector"),
+];
+
+/// Expands a short type name of the tables above.
+fn full_name(short: &str) -> String {
+    match short.strip_prefix("meta.") {
+        Some(rest) => format!("io.k8s.apimachinery.pkg.apis.meta.{rest}"),
+        None => format!("io.k8s.api.{short}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The graph.
+
+/// (group, kind, JSON schema generator).
+type KindEntry = (&'static str, &'static str, fn() -> Value);
+
+const KINDS: &[KindEntry] = &[
+    ("", "Pod", schema_of::<core::v1::Pod>),
+    ("", "Node", schema_of::<core::v1::Node>),
+    ("", "Namespace", schema_of::<core::v1::Namespace>),
+    ("", "Service", schema_of::<core::v1::Service>),
+    ("", "Endpoints", schema_of::<core::v1::Endpoints>),
+    ("", "ConfigMap", schema_of::<core::v1::ConfigMap>),
+    ("", "Secret", schema_of::<core::v1::Secret>),
+    ("", "ServiceAccount", schema_of::<core::v1::ServiceAccount>),
+    ("", "Event", schema_of::<core::v1::Event>),
+    ("events.k8s.io", "Event", schema_of::<events::v1::Event>),
+    ("apps", "Deployment", schema_of::<apps::v1::Deployment>),
+    ("apps", "ReplicaSet", schema_of::<apps::v1::ReplicaSet>),
+    ("apps", "StatefulSet", schema_of::<apps::v1::StatefulSet>),
+    ("apps", "DaemonSet", schema_of::<apps::v1::DaemonSet>),
+    ("apps", "ControllerRevision", schema_of::<apps::v1::ControllerRevision>),
+    ("batch", "Job", schema_of::<batch::v1::Job>),
+    ("batch", "CronJob", schema_of::<batch::v1::CronJob>),
+    ("coordination.k8s.io", "Lease", schema_of::<coordination::v1::Lease>),
+];
+
+fn schema_of<T: schemars::JsonSchema>() -> Value {
+    schemars::schema_for!(T).to_value()
+}
+
+#[derive(Debug, Default)]
+struct Node {
+    shape: Shape,
+    name: Option<String>,
+    fields: BTreeMap<String, (NodeId, FieldTags)>,
+    items: Option<NodeId>,
+    atomic: bool,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape::Scalar
+    }
+}
+
+#[derive(Debug)]
+struct Graph {
+    nodes: Vec<Node>,
+    roots: HashMap<(String, String), NodeId>,
+}
+
+static GRAPH: LazyLock<Graph> = LazyLock::new(build_graph);
+
+fn graph() -> &'static Graph {
+    &GRAPH
+}
+
+fn build_graph() -> Graph {
+    let mut defs = BTreeMap::new();
+    let mut root_names = Vec::new();
+    for (group, kind, make) in KINDS {
+        let mut root = make();
+        if let Some(Value::Object(more)) = root.as_object_mut().and_then(|o| o.remove("$defs")) {
+            defs.extend(more);
+        }
+        let title = root["title"].as_str().unwrap_or(kind).to_owned();
+        root_names.push(((group.to_string(), kind.to_string()), title.clone()));
+        defs.insert(title, root);
+    }
+    let mut builder = Builder::new(&defs);
+    builder.fill_all(&defs);
+    builder.apply_tables();
+    let roots = root_names
+        .into_iter()
+        .filter_map(|(key, title)| Some((key, *builder.ids.get(&title)?)))
+        .collect();
+    Graph {
+        nodes: builder.nodes,
+        roots,
+    }
+}
+
+struct Builder {
+    nodes: Vec<Node>,
+    ids: HashMap<String, NodeId>,
+}
+
+impl Builder {
+    /// Reserves one node per definition so references can be resolved in any order.
+    fn new(defs: &BTreeMap<String, Value>) -> Builder {
+        let mut nodes = vec![Node::default()];
+        let mut ids = HashMap::new();
+        for name in defs.keys() {
+            ids.insert(name.clone(), nodes.len());
+            nodes.push(Node {
+                name: Some(name.clone()),
+                ..Node::default()
+            });
+        }
+        Builder { nodes, ids }
+    }
+
+    fn fill_all(&mut self, defs: &BTreeMap<String, Value>) {
+        for (name, def) in defs {
+            let id = self.ids[name];
+            let (shape, items, fields) = self.describe(def);
+            let node = &mut self.nodes[id];
+            node.shape = shape;
+            node.items = items;
+            node.fields = fields;
+        }
+    }
+
+    /// Shape, element and fields of a schema object.
+    fn describe(
+        &mut self,
+        schema: &Value,
+    ) -> (Shape, Option<NodeId>, BTreeMap<String, (NodeId, FieldTags)>) {
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            return (Shape::Struct, None, self.fields(props));
+        }
+        match json_type(schema) {
+            Some("array") => {
+                let items = schema.get("items").map(|i| self.node_for(i));
+                (Shape::List, items, BTreeMap::new())
+            }
+            Some("object") => match schema.get("additionalProperties") {
+                Some(ap @ Value::Object(_)) => {
+                    (Shape::Map, Some(self.node_for(ap)), BTreeMap::new())
+                }
+                _ => (Shape::Scalar, None, BTreeMap::new()),
+            },
+            _ => (Shape::Scalar, None, BTreeMap::new()),
+        }
+    }
+
+    fn fields(&mut self, props: &Map<String, Value>) -> BTreeMap<String, (NodeId, FieldTags)> {
+        props
+            .iter()
+            .map(|(field, prop)| (field.clone(), (self.node_for(prop), FieldTags::default())))
+            .collect()
+    }
+
+    /// The node a property points to: a definition, a new anonymous node, or
+    /// the shared scalar.
+    fn node_for(&mut self, prop: &Value) -> NodeId {
+        if let Some(target) = prop.get("$ref").and_then(Value::as_str) {
+            let name = target.rsplit('/').next().unwrap_or(target);
+            return self.ids.get(name).copied().unwrap_or(SCALAR);
+        }
+        let (shape, items, fields) = self.describe(prop);
+        if shape == Shape::Scalar {
+            return SCALAR;
+        }
+        self.nodes.push(Node {
+            shape,
+            name: None,
+            fields,
+            items,
+            atomic: false,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn apply_tables(&mut self) {
+        for (ty, field, smp, list) in FIELD_TAGS {
+            if let Some(tags) = self.tags_mut(ty, field) {
+                tags.smp = *smp;
+                tags.list = *list;
+            }
+        }
+        for (ty, field) in ATOMIC_MAP_FIELDS {
+            if let Some(tags) = self.tags_mut(ty, field) {
+                tags.map_atomic = Some(true);
+            }
+        }
+        for ty in ATOMIC_STRUCTS {
+            if let Some(&id) = self.ids.get(&full_name(ty)) {
+                self.nodes[id].atomic = true;
+            }
+        }
+    }
+
+    fn tags_mut(&mut self, ty: &str, field: &str) -> Option<&mut FieldTags> {
+        let id = *self.ids.get(&full_name(ty))?;
+        self.nodes[id].fields.get_mut(field).map(|(_, tags)| tags)
+    }
+}
+
+/// The JSON-schema `type`, ignoring `"null"` in a type list.
+fn json_type(schema: &Value) -> Option<&str> {
+    match schema.get("type")? {
+        Value::String(s) => Some(s),
+        Value::Array(types) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(kind: (&str, &str), path: &[&str]) -> Schema {
+        let mut s = Schema::for_kind(kind.0, kind.1).expect("kind");
+        for step in path {
+            s = match *step {
+                "[]" => s.items(),
+                name => s.field(name),
+            }
+            .unwrap_or_else(|| panic!("no {step} in {path:?}"));
+        }
+        s
+    }
+
+    #[test]
+    fn every_kind_resolves() {
+        for (group, kind) in Schema::kinds() {
+            let s = Schema::for_kind(group, kind).expect(kind);
+            assert_eq!(s.shape(), Shape::Struct, "{kind}");
+            assert!(s.field("metadata").is_some(), "{kind}");
+        }
+        assert!(Schema::for_kind("apps", "Nope").is_none());
+    }
+
+    #[test]
+    fn table_entries_name_real_fields() {
+        for (ty, field, _, _) in FIELD_TAGS {
+            let id = graph().nodes.iter().position(|n| n.name.as_deref() == Some(&full_name(ty)));
+            let id = id.unwrap_or_else(|| panic!("unknown type {ty}"));
+            assert!(graph().nodes[id].fields.contains_key(*field), "{ty}.{field}");
+        }
+        for ty in ATOMIC_STRUCTS {
+            assert!(graph().nodes.iter().any(|n| n.name.as_deref() == Some(&full_name(ty))), "{ty}");
+        }
+    }
+
+    #[test]
+    fn pod_fields() {
+        let pod = ("", "Pod");
+        let containers = at(pod, &["spec", "containers"]);
+        assert_eq!(containers.shape(), Shape::List);
+        assert_eq!(containers.patch_strategy(), merge("name"));
+        assert_eq!(containers.list_type(), ListType::Map(&["name"]));
+        let c = containers.items().unwrap();
+        assert_eq!(c.type_name(), Some("io.k8s.api.core.v1.Container"));
+        let ports = c.field("ports").unwrap();
+        assert_eq!(ports.patch_merge_key(), Some("containerPort"));
+        assert_eq!(ports.list_type(), ListType::Map(&["containerPort", "protocol"]));
+        assert_eq!(
+            at(pod, &["spec", "volumes"]).patch_strategy(),
+            PatchStrategy::MergeRetainKeys { key: "name" }
+        );
+        let ns = at(pod, &["spec", "nodeSelector"]);
+        assert_eq!(ns.shape(), Shape::Map);
+        assert!(ns.map_atomic());
+        assert_eq!(ns.patch_strategy(), PatchStrategy::Default);
+        assert_eq!(at(pod, &["metadata", "labels"]).shape(), Shape::Map);
+        assert!(!at(pod, &["metadata", "labels"]).map_atomic());
+        assert_eq!(at(pod, &["metadata", "finalizers"]).list_type(), ListType::Set);
+        assert_eq!(at(pod, &["status", "hostIPs"]).list_type(), ListType::Atomic);
+        assert_eq!(at(pod, &["spec", "tolerations"]).patch_strategy(), PatchStrategy::Default);
+        let args = at(pod, &["spec", "containers", "[]", "args"]);
+        assert_eq!(args.list_type(), ListType::Atomic);
+        assert_eq!(args.items().unwrap().shape(), Shape::Scalar);
+        let limits = at(pod, &["spec", "containers", "[]", "resources", "limits"]);
+        assert_eq!(limits.shape(), Shape::Map);
+        assert_eq!(limits.items().unwrap().type_name(), Some("io.k8s.apimachinery.pkg.api.resource.Quantity"));
+    }
+
+    #[test]
+    fn workload_fields() {
+        let d = ("apps", "Deployment");
+        assert_eq!(at(d, &["spec", "strategy"]).patch_strategy(), PatchStrategy::RetainKeys);
+        assert!(at(d, &["spec", "selector"]).map_atomic());
+        assert_eq!(at(d, &["status", "conditions"]).list_type(), ListType::Map(&["type"]));
+        let job = at(("batch", "Job"), &["status", "conditions"]);
+        assert_eq!(job.patch_strategy(), merge("type"));
+        assert_eq!(job.list_type(), ListType::Atomic);
+        let cj = at(("batch", "CronJob"), &["spec", "jobTemplate", "spec", "template", "spec", "containers"]);
+        assert_eq!(cj.patch_merge_key(), Some("name"));
+        let svc = at(("", "Service"), &["spec", "ports"]);
+        assert_eq!(svc.patch_merge_key(), Some("port"));
+        assert_eq!(svc.list_type(), ListType::Map(&["port", "protocol"]));
+        assert!(at(("", "Service"), &["spec", "selector"]).map_atomic());
+        assert_eq!(at(("", "Node"), &["spec", "podCIDRs"]).patch_strategy(), VALUES);
+        assert_eq!(at(("", "ConfigMap"), &["data"]).shape(), Shape::Map);
+        assert!(Schema::for_kind("events.k8s.io", "Event").is_some());
+        assert_eq!(at(("", "Pod"), &["metadata", "ownerReferences", "[]"]).map_atomic(), true);
     }
 }

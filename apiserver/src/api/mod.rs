@@ -1,0 +1,200 @@
+//! The in-process API: every read and write of a Kubernetes object.
+//!
+//! The HTTP handlers are a thin layer over [`Api`]; the controllers,
+//! scheduler and kubelet of later issues call it directly, without HTTP, and
+//! go through exactly the same checks. One write, step by step (upstream:
+//! `staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go`):
+//!
+//! ```text
+//! decode → unknown-field check (fieldValidation) → defaulting (kinds::default_object)
+//!   → metadata (uid, creationTimestamp, generateName) → strategy (kinds::prepare_for_*)
+//!   → validation (kinds::validate_*) → managedFields → store write with a
+//!   resourceVersion precondition → the object read back with its new resourceVersion
+//! ```
+//!
+//! Objects are `serde_json::Value`s, like client-go's `unstructured`. The
+//! store holds them without `metadata.resourceVersion`; it is set from the
+//! store's revision on every read, as upstream does with etcd's `mod_revision`.
+
+mod cascade;
+mod delete;
+mod read;
+mod subresource;
+mod write;
+
+pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
+pub use read::{ListOptions, ObjectList, WatchEvent, WatchOptions, WatchStream};
+pub use subresource::{scale_of, synthetic_log};
+pub use write::{FieldValidation, PatchType, WriteOptions, Written};
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use store::{Clock, Record, Store};
+
+use crate::error::{ApiError, ApiResult};
+use crate::registry::{Registry, ResourceInfo};
+
+/// The API object: validation, defaulting and the store, behind one handle.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct Api {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    registry: Registry,
+    clock: Clock,
+}
+
+impl Api {
+    /// An API over `store`, serving the kinds in `registry`.
+    pub fn new(store: Store, registry: Registry, clock: Clock) -> Self {
+        Api { inner: Arc::new(Inner { store, registry, clock }) }
+    }
+
+    /// The store (for stats and shutdown).
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The served kinds.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The one clock.
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+
+    /// Creates the namespaces a fresh cluster has (`default`, `kube-system`,
+    /// `kube-public`, `kube-node-lease`) when they are missing.
+    pub async fn bootstrap(&self) -> ApiResult<()> {
+        let info = self.resource("", "v1", "namespaces")?;
+        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            if self.get(&info, None, name).is_ok() {
+                continue;
+            }
+            let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            match self.create(&info, None, ns, &WriteOptions::default()).await {
+                Ok(_) => {}
+                Err(e) if e.reason == crate::error::Reason::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Looks a resource up, or 404 with upstream's text.
+    pub fn resource(&self, group: &str, version: &str, plural: &str) -> ApiResult<Arc<ResourceInfo>> {
+        self.inner.registry.get(group, version, plural).ok_or_else(|| {
+            ApiError::new(crate::error::Reason::NotFound, "the server could not find the requested resource")
+        })
+    }
+
+    /// Now, as an RFC 3339 timestamp with second precision (`metav1.Time`).
+    pub fn now_rfc3339(&self) -> String {
+        format_time(self.inner.clock.now())
+    }
+
+    /// The store key of `name`, checking that a namespace is given exactly
+    /// when the resource is namespaced.
+    fn key(&self, info: &ResourceInfo, namespace: Option<&str>, name: &str) -> ApiResult<String> {
+        match (info.namespaced, namespace) {
+            (true, None) => Err(ApiError::bad_request(format!(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            ))),
+            (true, Some(ns)) => Ok(info.key(Some(ns), name)),
+            (false, _) => Ok(info.key(None, name)),
+        }
+    }
+}
+
+/// Formats a time as `metav1.Time` does: RFC 3339, UTC, whole seconds.
+pub fn format_time(t: std::time::SystemTime) -> String {
+    match jiff::Timestamp::try_from(t) {
+        Ok(ts) => ts.round(jiff::Unit::Second).unwrap_or(ts).strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Err(_) => "1970-01-01T00:00:00Z".to_string(),
+    }
+}
+
+/// Parses a stored record back into an object with its resourceVersion.
+fn decode_record(record: &Record) -> ApiResult<Value> {
+    decode_bytes(&record.value, record.mod_revision)
+}
+
+/// Parses stored bytes and sets `metadata.resourceVersion` to `revision`.
+fn decode_bytes(bytes: &[u8], revision: u64) -> ApiResult<Value> {
+    let mut obj: Value = serde_json::from_slice(bytes).map_err(ApiError::internal)?;
+    set_resource_version(&mut obj, revision);
+    Ok(obj)
+}
+
+/// Sets `metadata.resourceVersion`.
+pub(crate) fn set_resource_version(obj: &mut Value, revision: u64) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(revision.to_string()));
+    }
+}
+
+/// Serializes an object for the store, without its resourceVersion.
+fn encode_for_store(obj: &Value) -> ApiResult<Vec<u8>> {
+    let mut obj = obj.clone();
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    serde_json::to_vec(&obj).map_err(ApiError::internal)
+}
+
+/// Maps a store error to the API error upstream returns for it.
+fn store_error(info: &ResourceInfo, name: &str, e: store::Error) -> ApiError {
+    match e {
+        store::Error::AlreadyExists { .. } => ApiError::already_exists(&info.group, &info.plural, name),
+        store::Error::NotFound { .. } => ApiError::not_found(&info.group, &info.plural, name),
+        store::Error::Conflict { .. } => ApiError::modified(&info.group, &info.plural, name),
+        store::Error::Expired { requested, oldest } => ApiError::expired(requested, oldest),
+        store::Error::Closed => {
+            ApiError::new(crate::error::Reason::ServiceUnavailable, "the server is shutting down")
+        }
+        other => ApiError::internal(other),
+    }
+}
+
+/// Small accessors on object JSON.
+pub(crate) mod obj {
+    use serde_json::{Map, Value};
+
+    /// `metadata.<field>` as a string.
+    pub fn meta_str<'a>(o: &'a Value, field: &str) -> Option<&'a str> {
+        o.get("metadata")?.get(field)?.as_str()
+    }
+
+    /// `metadata`, created when missing.
+    pub fn meta_mut(o: &mut Value) -> &mut Map<String, Value> {
+        if !o.get("metadata").is_some_and(Value::is_object) {
+            o["metadata"] = Value::Object(Map::new());
+        }
+        o["metadata"].as_object_mut().expect("metadata was just made an object")
+    }
+
+    /// `metadata.name` or "".
+    pub fn name(o: &Value) -> &str {
+        meta_str(o, "name").unwrap_or("")
+    }
+
+    /// `metadata.labels`.
+    pub fn labels(o: &Value) -> Option<&Map<String, Value>> {
+        o.get("metadata")?.get("labels")?.as_object()
+    }
+
+    /// `metadata.finalizers` as strings.
+    pub fn finalizers(o: &Value) -> Vec<String> {
+        o.get("metadata")
+            .and_then(|m| m.get("finalizers"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    }
+}

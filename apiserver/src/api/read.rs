@@ -1,0 +1,298 @@
+//! Reads: get, list (with selectors and `limit`/`continue` paging) and watch.
+//!
+//! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/get.go`,
+//! `watch.go`, and the resourceVersion rules of
+//! `staging/src/k8s.io/apiserver/pkg/storage/cacher`. A watch is a store
+//! watch from a revision, with each event filtered through the selectors:
+//! an object that starts matching is ADDED, one that stops matching is
+//! DELETED, exactly as upstream's watch filtering does.
+//!
+//! Simplified: a `continue` token pages through the *current* state after the
+//! last key returned, not through a snapshot at the first page's revision.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::{Api, decode_bytes, decode_record, store_error};
+use crate::error::{ApiError, ApiResult, Reason};
+use crate::hooks::Filter;
+use crate::registry::ResourceInfo;
+
+/// `?labelSelector=&fieldSelector=&limit=&continue=` of a list.
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `limit` (0 or absent: everything).
+    pub limit: Option<usize>,
+    /// `continue`: an opaque token from a previous page.
+    pub continue_token: Option<String>,
+}
+
+/// A page of a list.
+#[derive(Clone, Debug)]
+pub struct ObjectList {
+    /// The matching objects, in key order.
+    pub items: Vec<Value>,
+    /// The revision the list is consistent at.
+    pub resource_version: u64,
+    /// Token for the next page, when there is one.
+    pub continue_token: Option<String>,
+    /// How many more items the store holds after this page (before filtering).
+    pub remaining: Option<usize>,
+}
+
+impl ObjectList {
+    /// The `<Kind>List` JSON, with top-level kind/apiVersion/resourceVersion.
+    pub fn to_json(&self, info: &ResourceInfo) -> Value {
+        let mut metadata = json!({"resourceVersion": self.resource_version.to_string()});
+        if let Some(c) = &self.continue_token {
+            metadata["continue"] = json!(c);
+        }
+        if let Some(n) = self.remaining.filter(|n| *n > 0) {
+            metadata["remainingItemCount"] = json!(n);
+        }
+        json!({"kind": info.list_kind(), "apiVersion": info.api_version(), "metadata": metadata, "items": self.items})
+    }
+}
+
+/// `?watch=true` options.
+#[derive(Clone, Debug, Default)]
+pub struct WatchOptions {
+    /// `resourceVersion`: `None` or `Some(0)` = start with the current state
+    /// as synthetic ADDED events; otherwise every change after it.
+    pub resource_version: Option<u64>,
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+    /// `allowWatchBookmarks`.
+    pub allow_bookmarks: bool,
+    /// `timeoutSeconds`, in simulated time.
+    pub timeout: Option<Duration>,
+}
+
+/// One event of a watch stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchEvent {
+    /// An object appeared (or started matching).
+    Added(Value),
+    /// An object changed.
+    Modified(Value),
+    /// An object was deleted (or stopped matching); its last state.
+    Deleted(Value),
+    /// Progress: no change up to this resourceVersion.
+    Bookmark(u64),
+    /// The watch failed (e.g. 410 Expired) and ends.
+    Error(ApiError),
+}
+
+impl WatchEvent {
+    /// The `{"type": ..., "object": ...}` wire form; `kind`/`apiVersion`
+    /// name the watched resource (for bookmarks).
+    pub fn to_json(&self, info: &ResourceInfo) -> Value {
+        let (t, object) = match self {
+            WatchEvent::Added(o) => ("ADDED", o.clone()),
+            WatchEvent::Modified(o) => ("MODIFIED", o.clone()),
+            WatchEvent::Deleted(o) => ("DELETED", o.clone()),
+            WatchEvent::Bookmark(rv) => (
+                "BOOKMARK",
+                json!({"kind": info.kind, "apiVersion": info.api_version(),
+                       "metadata": {"resourceVersion": rv.to_string()}}),
+            ),
+            WatchEvent::Error(e) => ("ERROR", e.to_status()),
+        };
+        json!({"type": t, "object": object})
+    }
+}
+
+/// The receiving end of a watch. Dropping it ends the watch task.
+pub type WatchStream = mpsc::Receiver<WatchEvent>;
+
+/// Idle time (simulated) after which a bookmark is sent, when asked for.
+const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+
+impl Api {
+    /// Reads one object.
+    pub fn get(&self, info: &ResourceInfo, namespace: Option<&str>, name: &str) -> ApiResult<Value> {
+        let key = self.key(info, namespace, name)?;
+        match self.inner.store.get(&key).map_err(|e| store_error(info, name, e))? {
+            Some(record) => decode_record(&record),
+            None => Err(ApiError::not_found(&info.group, &info.plural, name)),
+        }
+    }
+
+    /// Lists objects, one namespace or all (`namespace = None`).
+    pub fn list(&self, info: &ResourceInfo, namespace: Option<&str>, opts: &ListOptions) -> ApiResult<ObjectList> {
+        let filter = Filter::new(info, opts.label_selector.as_deref(), opts.field_selector.as_deref())?;
+        let prefix = info.prefix(namespace);
+        let limit = opts.limit.filter(|l| *l > 0);
+        let mut start_after = match &opts.continue_token {
+            Some(token) => Some(decode_continue(token, &prefix)?),
+            None => None,
+        };
+        let mut items = Vec::new();
+        loop {
+            // Page through the store until `limit` matching items are found.
+            let want = limit.map(|l| l - items.len());
+            let page = self
+                .inner
+                .store
+                .list(&prefix, start_after.as_deref(), want)
+                .map_err(|e| store_error(info, "", e))?;
+            let last_key = page.records.last().map(|r| r.key.clone());
+            for record in &page.records {
+                let o = decode_record(record)?;
+                if filter.matches(&o) {
+                    items.push(o);
+                }
+            }
+            let full = limit.is_some_and(|l| items.len() >= l);
+            if page.remaining == 0 || last_key.is_none() || full {
+                let continue_token = if page.remaining > 0 { last_key.map(|k| encode_continue(&k)) } else { None };
+                let remaining = continue_token.as_ref().map(|_| page.remaining);
+                return Ok(ObjectList { items, resource_version: page.revision, continue_token, remaining });
+            }
+            start_after = last_key;
+        }
+    }
+
+    /// Starts a watch. Events arrive on the returned channel until the
+    /// receiver is dropped, the timeout passes, the store closes or an
+    /// ERROR event ends it.
+    pub fn watch(&self, info: &ResourceInfo, namespace: Option<&str>, opts: &WatchOptions) -> ApiResult<WatchStream> {
+        let filter = Filter::new(info, opts.label_selector.as_deref(), opts.field_selector.as_deref())?;
+        let (tx, rx) = mpsc::channel(256);
+        let (initial, from) = match opts.resource_version {
+            None | Some(0) => {
+                let list = self.list(info, namespace, &ListOptions {
+                    label_selector: opts.label_selector.clone(),
+                    field_selector: opts.field_selector.clone(),
+                    ..Default::default()
+                })?;
+                (list.items, list.resource_version)
+            }
+            Some(rv) => (Vec::new(), rv),
+        };
+        let prefix = info.prefix(namespace);
+        let watch = match self.inner.store.watch(&prefix, from) {
+            Ok(w) => w,
+            Err(store::Error::Expired { requested, oldest }) => {
+                // Upstream answers 200 and an ERROR event with the 410 Status.
+                let _ = tx.try_send(WatchEvent::Error(ApiError::expired(requested, oldest)));
+                return Ok(rx);
+            }
+            Err(e) => return Err(store_error(info, "", e)),
+        };
+        let task = WatchTask {
+            tx,
+            filter,
+            clock: self.inner.clock.clone(),
+            allow_bookmarks: opts.allow_bookmarks,
+            timeout: opts.timeout,
+            last_rv: from,
+        };
+        tokio::spawn(task.run(initial, watch));
+        Ok(rx)
+    }
+}
+
+/// The task that feeds one watch.
+struct WatchTask {
+    /// To the client; when the client goes away, `closed()` resolves and the task ends.
+    tx: mpsc::Sender<WatchEvent>,
+    filter: Filter,
+    clock: store::Clock,
+    allow_bookmarks: bool,
+    timeout: Option<Duration>,
+    last_rv: u64,
+}
+
+impl WatchTask {
+    async fn run(mut self, initial: Vec<Value>, mut watch: store::Watch) {
+        for o in initial {
+            if self.tx.send(WatchEvent::Added(o)).await.is_err() {
+                return;
+            }
+        }
+        let clock = self.clock.clone();
+        let deadline = async move {
+            match self.timeout {
+                Some(t) => clock.sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(deadline);
+        loop {
+            let bookmark = self.clock.sleep(BOOKMARK_EVERY);
+            let event = tokio::select! {
+                _ = self.tx.closed() => return,
+                _ = &mut deadline => return,
+                _ = bookmark, if self.allow_bookmarks => Some(WatchEvent::Bookmark(self.last_rv)),
+                next = watch.next() => match next {
+                    None => return,
+                    Some(Err(store::Error::Expired { requested, oldest })) => {
+                        Some(WatchEvent::Error(ApiError::expired(requested, oldest)))
+                    }
+                    Some(Err(e)) => Some(WatchEvent::Error(ApiError::internal(e))),
+                    Some(Ok(ev)) => self.translate(&ev),
+                },
+            };
+            let Some(event) = event else { continue };
+            let last = matches!(event, WatchEvent::Error(_));
+            if self.tx.send(event).await.is_err() || last {
+                return;
+            }
+        }
+    }
+
+    /// A store event as the client sees it through its selectors.
+    fn translate(&mut self, ev: &store::Event) -> Option<WatchEvent> {
+        self.last_rv = ev.revision;
+        let decode = |bytes: &[u8]| decode_bytes(bytes, ev.revision).ok();
+        let new = decode(&ev.value)?;
+        let new_matches = self.filter.matches(&new);
+        let old_matches = || {
+            ev.prev_value
+                .as_deref()
+                .and_then(decode)
+                .is_some_and(|o| self.filter.matches(&o))
+        };
+        match ev.kind {
+            store::EventKind::Added => new_matches.then_some(WatchEvent::Added(new)),
+            store::EventKind::Deleted => new_matches.then_some(WatchEvent::Deleted(new)),
+            store::EventKind::Modified => match (old_matches(), new_matches) {
+                (true, true) => Some(WatchEvent::Modified(new)),
+                (false, true) => Some(WatchEvent::Added(new)),
+                (true, false) => Some(WatchEvent::Deleted(new)),
+                (false, false) => None,
+            },
+        }
+    }
+}
+
+/// Continue tokens: the last key returned, hex-encoded, so that they are
+/// opaque and URL-safe.
+fn encode_continue(key: &str) -> String {
+    key.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_continue(token: &str, prefix: &str) -> ApiResult<String> {
+    let bad = || ApiError::new(Reason::BadRequest, "continue key is not valid: invalid continue token");
+    if token.len() % 2 != 0 {
+        return Err(bad());
+    }
+    let bytes: Result<Vec<u8>, _> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
+        .collect();
+    let key = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
+    if !key.starts_with(prefix) {
+        return Err(bad());
+    }
+    Ok(key)
+}

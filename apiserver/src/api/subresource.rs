@@ -1,0 +1,185 @@
+//! Subresources that are views of their parent: `scale`, `binding`, `log`,
+//! and the Service cluster IP allocation.
+//!
+//! Upstream: `pkg/registry/apps/deployment/storage/storage.go` (ScaleREST),
+//! `pkg/registry/core/pod/storage/storage.go` (BindingREST, LogREST),
+//! `pkg/registry/core/service/ipallocator`. The status subresource needs no
+//! view: it is the object itself, with the strategy keeping the spec.
+
+use serde_json::{Value, json};
+
+use super::{Api, obj};
+use crate::error::{ApiError, ApiResult, FieldError, Reason};
+use crate::registry::{ResourceInfo, Subresource};
+
+/// The `autoscaling/v1` Scale of a workload.
+pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
+    if !info.has(Subresource::Scale) {
+        return Err(ApiError::new(Reason::NotFound, "the server could not find the requested resource"));
+    }
+    let meta = o.get("metadata").cloned().unwrap_or_default();
+    let selector = o
+        .pointer("/spec/selector")
+        .map(crate::hooks::selector_string)
+        .unwrap_or_default();
+    Ok(json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid"),
+            "resourceVersion": meta.get("resourceVersion"),
+            "creationTimestamp": meta.get("creationTimestamp"),
+        },
+        "spec": {"replicas": o.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)},
+        "status": {
+            "replicas": o.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
+            "selector": selector,
+        },
+    }))
+}
+
+/// The parent object with `spec.replicas` taken from a (patched or sent) Scale.
+pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResult<Value> {
+    let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(Value::Null);
+    let Some(n) = replicas.as_i64() else {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            obj::name(parent),
+            &[FieldError::invalid("spec.replicas", replicas, "must be an integer")],
+        ));
+    };
+    if n < 0 {
+        return Err(ApiError::invalid(
+            "autoscaling",
+            "Scale",
+            obj::name(parent),
+            &[FieldError::invalid("spec.replicas", json!(n), "must be greater than or equal to 0")],
+        ));
+    }
+    let _ = info;
+    let mut new = parent.clone();
+    new["spec"]["replicas"] = json!(n);
+    if let Some(rv) = scale.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+        obj::meta_mut(&mut new).insert("resourceVersion".into(), json!(rv));
+    }
+    Ok(new)
+}
+
+/// Gives a new Service a cluster IP from 10.96.0.0/12 unless it is headless
+/// (`None`), an ExternalName, or already has one.
+pub fn allocate_cluster_ip(svc: &mut Value) {
+    let kind = svc.pointer("/spec/type").and_then(Value::as_str).unwrap_or("ClusterIP");
+    let given = svc.pointer("/spec/clusterIP").and_then(Value::as_str).unwrap_or("");
+    if kind == "ExternalName" || !given.is_empty() {
+        if !given.is_empty() && svc.pointer("/spec/clusterIPs").is_none() {
+            svc["spec"]["clusterIPs"] = json!([given]);
+        }
+        return;
+    }
+    let r = uuid::Uuid::new_v4();
+    let b = r.as_bytes();
+    // 10.96.0.0/12: the second octet is 96..=111; skip .0 and .255 hosts.
+    let ip = format!("10.{}.{}.{}", 96 + (b[0] % 16), b[1], 1 + (b[2] % 254));
+    if let Some(spec) = svc.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("clusterIP".into(), json!(ip));
+        spec.insert("clusterIPs".into(), json!([ip]));
+    }
+}
+
+impl Api {
+    /// `GET .../scale`.
+    pub fn get_scale(&self, info: &ResourceInfo, namespace: Option<&str>, name: &str) -> ApiResult<Value> {
+        scale_of(info, &self.get(info, namespace, name)?)
+    }
+
+    /// `PUT .../scale`: writes `spec.replicas`; a resourceVersion in the Scale
+    /// is a precondition.
+    pub async fn update_scale(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        scale: &Value,
+        opts: &super::WriteOptions,
+    ) -> ApiResult<Value> {
+        let parent = self.get(info, namespace, name)?;
+        let new = with_scale(info, &parent, scale)?;
+        let written = self.update(info, namespace, name, new, Some(Subresource::Scale), opts).await?;
+        scale_of(info, &written.object)
+    }
+
+    /// `POST pods/<name>/binding`: sets `spec.nodeName` once.
+    pub async fn bind(&self, namespace: &str, pod: &str, binding: &Value, opts: &super::WriteOptions) -> ApiResult<()> {
+        let info = self.resource("", "v1", "pods")?;
+        let node = binding.pointer("/target/name").and_then(Value::as_str).unwrap_or("");
+        if node.is_empty() {
+            return Err(ApiError::invalid("", "Binding", pod, &[FieldError::required("target.name", "")]));
+        }
+        let live = self.get(&info, Some(namespace), pod)?;
+        if let Some(current) = live.pointer("/spec/nodeName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+            return Err(ApiError::conflict(
+                "",
+                "pods",
+                pod,
+                &format!("pod {pod} is already assigned to node \"{current}\""),
+            ));
+        }
+        let mut new = live;
+        new["spec"]["nodeName"] = json!(node);
+        set_condition(&mut new, json!({
+            "type": "PodScheduled", "status": "True", "lastProbeTime": null,
+            "lastTransitionTime": self.now_rfc3339(),
+        }));
+        self.update(&info, Some(namespace), pod, new, Some(Subresource::Binding), opts).await?;
+        Ok(())
+    }
+}
+
+/// The log of a pod's container, as text. Until a kubelet writes real logs,
+/// the lines are derived from the container's status.
+pub fn synthetic_log(pod: &Value, container: &str) -> ApiResult<String> {
+    let name = obj::name(pod);
+    let containers = pod.pointer("/spec/containers").and_then(Value::as_array).cloned().unwrap_or_default();
+    let Some(spec) = containers.iter().find(|c| c.get("name").and_then(Value::as_str) == Some(container)) else {
+        return Err(ApiError::bad_request(format!(
+            "container {container} is not valid for pod {name}"
+        )));
+    };
+    let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("");
+    if node.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "pod {name} does not have a host assigned"
+        )));
+    }
+    let status = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .and_then(|s| s.iter().find(|c| c.get("name").and_then(Value::as_str) == Some(container)).cloned());
+    let Some(started) = status.as_ref().and_then(|s| s.pointer("/state/running/startedAt")).and_then(Value::as_str) else {
+        return Err(ApiError::bad_request(format!(
+            "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
+        )));
+    };
+    let image = spec.get("image").and_then(Value::as_str).unwrap_or("");
+    Ok(format!("{started} container {container} started from image {image} on node {node}\n"))
+}
+
+/// Adds or replaces a condition in `status.conditions` by type.
+fn set_condition(o: &mut Value, condition: Value) {
+    if !o.get("status").is_some_and(Value::is_object) {
+        o["status"] = json!({});
+    }
+    let t = condition.get("type").cloned();
+    let list = o["status"]
+        .as_object_mut()
+        .expect("status was just made an object")
+        .entry("conditions")
+        .or_insert_with(|| json!([]));
+    if let Some(items) = list.as_array_mut() {
+        items.retain(|c| c.get("type") != t.as_ref());
+        items.push(condition);
+    }
+}

@@ -1,0 +1,580 @@
+//! Writes: create (POST), update (PUT) and patch (PATCH), for a resource or
+//! its `status` / `scale` subresource.
+//!
+//! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/{create,update,patch}.go`
+//! and `pkg/registry/generic/registry/store.go` (`Create`, `Update`,
+//! `GuaranteedUpdate`). A patch is read–modify–write: read the live object,
+//! apply the patch, write it back with the read revision as precondition,
+//! and on a conflict nobody asked for, try again.
+
+use serde_json::{Value, json};
+
+use super::{Api, decode_record, encode_for_store, obj, store_error};
+use crate::error::{ApiError, ApiResult, Reason};
+use crate::hooks;
+use crate::registry::{ResourceInfo, Subresource};
+
+/// How unknown fields in a request body are treated (`?fieldValidation=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Reject with 400 BadRequest `strict decoding error: unknown field "x"`.
+    Strict,
+    /// Accept, drop them, and answer with a `Warning` header per field.
+    #[default]
+    Warn,
+    /// Drop them silently.
+    Ignore,
+}
+
+impl FieldValidation {
+    /// Parses the query parameter (case-sensitive, as upstream).
+    pub fn parse(s: &str) -> ApiResult<Self> {
+        match s {
+            "Strict" => Ok(Self::Strict),
+            "Warn" | "" => Ok(Self::Warn),
+            "Ignore" => Ok(Self::Ignore),
+            other => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of Ignore, Warn, or Strict, got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Options common to every write.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    /// `?dryRun=All`: run every step but the store write.
+    pub dry_run: bool,
+    /// `?fieldManager=`, or derived from the User-Agent; required for apply.
+    pub field_manager: Option<String>,
+    /// `?fieldValidation=`.
+    pub field_validation: FieldValidation,
+    /// `?force=true` (apply only).
+    pub force: bool,
+}
+
+impl WriteOptions {
+    fn manager(&self) -> &str {
+        self.field_manager.as_deref().unwrap_or("unknown")
+    }
+}
+
+/// The four patch media types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/json-patch+json` (RFC 6902)
+    Json,
+    /// `application/merge-patch+json` (RFC 7386)
+    Merge,
+    /// `application/strategic-merge-patch+json`
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply)
+    Apply,
+}
+
+impl PatchType {
+    /// From a Content-Type (parameters ignored), or 415.
+    pub fn from_content_type(ct: &str) -> ApiResult<Self> {
+        let base = ct.split(';').next().unwrap_or("").trim();
+        match base {
+            "application/json-patch+json" => Ok(Self::Json),
+            "application/merge-patch+json" => Ok(Self::Merge),
+            "application/strategic-merge-patch+json" => Ok(Self::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Ok(Self::Apply),
+            other => Err(ApiError::new(
+                Reason::UnsupportedMediaType,
+                format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"),
+            )),
+        }
+    }
+}
+
+/// The result of a write.
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// The object as stored (or as it would be, under dry run).
+    pub object: Value,
+    /// Texts for `Warning: 299 - "..."` headers.
+    pub warnings: Vec<String>,
+    /// Whether the write created the object (201 rather than 200).
+    pub created: bool,
+}
+
+impl Api {
+    /// Creates an object (POST).
+    pub async fn create(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        let mut warnings = Vec::new();
+        let mut new = self.admit_body(info, namespace, None, body, opts, &mut warnings)?;
+        self.prepare_new_object(info, &mut new)?;
+        self.check_namespace_open(info, namespace)?;
+        hooks::prepare_for_create(info, &mut new);
+        self.validate(info, &new, None)?;
+        hooks::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
+        self.store_create(info, namespace, new, opts, warnings).await
+    }
+
+    /// Replaces an object (PUT), or its status with `sub = Some(Status)`.
+    pub async fn update(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+        sub: Option<Subresource>,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        let mut warnings = Vec::new();
+        let body = self.admit_body(info, namespace, Some(name), body, opts, &mut warnings)?;
+        let precondition = obj::meta_str(&body, "resourceVersion").map(|s| parse_rv(s)).transpose()?;
+        let key = self.key(info, namespace, name)?;
+        loop {
+            let (old, rev) = self.read_for_write(info, &key, name)?;
+            if precondition.is_some_and(|p| p != rev) {
+                return Err(ApiError::modified(&info.group, &info.plural, name));
+            }
+            let new = self.updated(info, &old, body.clone(), sub, opts)?;
+            match self.store_update(info, &key, name, &old, new, rev, opts, &warnings).await {
+                Err(e) if e.reason == Reason::Conflict && precondition.is_none() => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Patches an object (PATCH). For `PatchType::Apply`, creates it when missing.
+    #[allow(clippy::too_many_arguments)] // mirrors the HTTP request's parts
+    pub async fn patch(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        sub: Option<Subresource>,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        if patch_type == PatchType::Apply && opts.field_manager.is_none() {
+            return Err(ApiError::bad_request(
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            ));
+        }
+        let key = self.key(info, namespace, name)?;
+        loop {
+            let (old, rev) = match self.read_for_write(info, &key, name) {
+                Err(e) if e.reason == Reason::NotFound && patch_type == PatchType::Apply && sub.is_none() => {
+                    return self.apply_create(info, namespace, name, patch, opts).await;
+                }
+                other => other?,
+            };
+            let mut warnings = Vec::new();
+            let patched = self.patched(info, &old, patch_type, patch, sub, opts)?;
+            let patched = self.admit_body(info, namespace, Some(name), patched, opts, &mut warnings)?;
+            if let Some(rv) = obj::meta_str(&patched, "resourceVersion") {
+                if parse_rv(rv)? != rev {
+                    return Err(ApiError::modified(&info.group, &info.plural, name));
+                }
+            }
+            let new = self.updated(info, &old, patched, sub, opts)?;
+            match self.store_update(info, &key, name, &old, new, rev, opts, &warnings).await {
+                Err(e) if e.reason == Reason::Conflict => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Server-side apply of an object that does not exist yet.
+    async fn apply_create(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+        config: &Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<Written> {
+        let mut warnings = Vec::new();
+        let applied = hooks::apply(info, None, config, opts.manager(), opts.force, &self.now_rfc3339())?;
+        let mut new = self.admit_body(info, namespace, Some(name), applied, opts, &mut warnings)?;
+        self.prepare_new_object(info, &mut new)?;
+        self.check_namespace_open(info, namespace)?;
+        hooks::prepare_for_create(info, &mut new);
+        self.validate(info, &new, None)?;
+        self.store_create(info, namespace, new, opts, warnings).await
+    }
+
+    /// The live object and its revision, for a read–modify–write.
+    fn read_for_write(&self, info: &ResourceInfo, key: &str, name: &str) -> ApiResult<(Value, u64)> {
+        let record = self
+            .inner
+            .store
+            .get(key)
+            .map_err(|e| store_error(info, name, e))?
+            .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+        Ok((decode_record(&record)?, record.mod_revision))
+    }
+
+    /// Applies a patch of any type to the live object (or its scale view).
+    fn patched(
+        &self,
+        info: &ResourceInfo,
+        old: &Value,
+        patch_type: PatchType,
+        patch: &Value,
+        sub: Option<Subresource>,
+        opts: &WriteOptions,
+    ) -> ApiResult<Value> {
+        let base = match sub {
+            Some(Subresource::Scale) => super::subresource::scale_of(info, old)?,
+            _ => old.clone(),
+        };
+        let mut doc = base.clone();
+        match patch_type {
+            PatchType::Json => {
+                let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                    .map_err(|e| ApiError::bad_request(format!("json: cannot unmarshal the patch: {e}")))?;
+                json_patch::patch(&mut doc, &ops).map_err(|e| {
+                    ApiError::new(Reason::Invalid, format!("the server rejected our request due to an error in our request: {e}"))
+                })?;
+            }
+            PatchType::Merge => json_patch::merge(&mut doc, patch),
+            PatchType::Strategic => doc = hooks::strategic(info, &base, patch)?,
+            PatchType::Apply => {
+                doc = hooks::apply(info, Some(&base), patch, opts.manager(), opts.force, &self.now_rfc3339())?
+            }
+        }
+        match sub {
+            Some(Subresource::Scale) => super::subresource::with_scale(info, old, &doc),
+            _ => Ok(doc),
+        }
+    }
+
+    /// Builds the object to store from the live one and the requested one.
+    fn updated(
+        &self,
+        info: &ResourceInfo,
+        old: &Value,
+        mut new: Value,
+        sub: Option<Subresource>,
+        opts: &WriteOptions,
+    ) -> ApiResult<Value> {
+        match sub {
+            // `with_scale` and `bind` built the whole object from the live one.
+            Some(Subresource::Scale | Subresource::Binding) => {}
+            _ => keep_server_metadata(old, &mut new),
+        }
+        if sub == Some(Subresource::Binding) {
+            return Ok(new);
+        }
+        match sub {
+            Some(Subresource::Status) => hooks::prepare_for_status_update(info, &mut new, old),
+            _ => hooks::prepare_for_update(info, &mut new, old),
+        }
+        self.validate(info, &new, Some(old))?;
+        let subresource = sub.map(Subresource::as_str);
+        hooks::track_update(info, Some(old), &mut new, opts.manager(), subresource, &self.now_rfc3339());
+        Ok(new)
+    }
+
+    /// Checks and normalises a request body: kind/apiVersion, name and
+    /// namespace against the URL, unknown fields, then defaulting.
+    fn admit_body(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        url_name: Option<&str>,
+        mut body: Value,
+        opts: &WriteOptions,
+        warnings: &mut Vec<String>,
+    ) -> ApiResult<Value> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+        }
+        check_type_meta(info, &mut body)?;
+        check_url_name(url_name, &body)?;
+        check_namespace(info, namespace, &mut body)?;
+        let unknown = hooks::unknown_fields(info, &body);
+        if !unknown.is_empty() {
+            match opts.field_validation {
+                FieldValidation::Strict => {
+                    let list: Vec<String> = unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+                    return Err(ApiError::bad_request(format!("strict decoding error: {}", list.join(", "))));
+                }
+                FieldValidation::Warn => {
+                    warnings.extend(unknown.iter().map(|f| format!("unknown field \"{f}\"")));
+                }
+                FieldValidation::Ignore => {}
+            }
+            for path in &unknown {
+                remove_path(&mut body, path);
+            }
+        }
+        hooks::default_object(info, &mut body);
+        Ok(body)
+    }
+
+    /// Fills what the server owns on a new object: name from generateName,
+    /// uid, creationTimestamp; clears what a client may not set.
+    fn prepare_new_object(&self, info: &ResourceInfo, new: &mut Value) -> ApiResult<()> {
+        let now = self.now_rfc3339();
+        let meta = obj::meta_mut(new);
+        if meta.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
+            if let Some(prefix) = meta.get("generateName").and_then(Value::as_str) {
+                if !prefix.is_empty() {
+                    let name = generate_name(prefix);
+                    meta.insert("name".into(), Value::String(name));
+                }
+            }
+        }
+        for field in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+            meta.remove(field);
+        }
+        meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+        meta.insert("creationTimestamp".into(), Value::String(now));
+        if info.kind == "Service" {
+            super::subresource::allocate_cluster_ip(new);
+        }
+        Ok(())
+    }
+
+    /// Namespaced objects go only into namespaces that exist and are not terminating
+    /// (upstream's NamespaceLifecycle admission).
+    fn check_namespace_open(&self, info: &ResourceInfo, namespace: Option<&str>) -> ApiResult<()> {
+        let (true, Some(ns)) = (info.namespaced, namespace) else { return Ok(()) };
+        let ns_info = self.resource("", "v1", "namespaces")?;
+        let live = self.get(&ns_info, None, ns)?;
+        if live.get("metadata").and_then(|m| m.get("deletionTimestamp")).is_some() {
+            return Err(ApiError::new(
+                Reason::Forbidden,
+                format!("{} is forbidden: unable to create new content in namespace {ns} because it is being terminated", info.plural),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the kind's validation; 422 with every field error.
+    fn validate(&self, info: &ResourceInfo, new: &Value, old: Option<&Value>) -> ApiResult<()> {
+        let errors = match old {
+            None => hooks::validate_create(info, new),
+            Some(old) => hooks::validate_update(info, new, old),
+        };
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(&info.group, &info.kind, obj::name(new), &errors))
+        }
+    }
+
+    async fn store_create(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        new: Value,
+        opts: &WriteOptions,
+        warnings: Vec<String>,
+    ) -> ApiResult<Written> {
+        let name = obj::name(&new).to_string();
+        let key = self.key(info, namespace, &name)?;
+        if opts.dry_run {
+            if self.inner.store.get(&key).map_err(|e| store_error(info, &name, e))?.is_some() {
+                return Err(ApiError::already_exists(&info.group, &info.plural, &name));
+            }
+            return Ok(Written { object: new, warnings, created: true });
+        }
+        let bytes = encode_for_store(&new)?;
+        let record = self.inner.store.create(&key, bytes).await.map_err(|e| store_error(info, &name, e))?;
+        let mut object = new;
+        super::set_resource_version(&mut object, record.mod_revision);
+        Ok(Written { object, warnings, created: true })
+    }
+
+    #[allow(clippy::too_many_arguments)] // the parts of one compare-and-swap
+    async fn store_update(
+        &self,
+        info: &ResourceInfo,
+        key: &str,
+        name: &str,
+        old: &Value,
+        mut new: Value,
+        rev: u64,
+        opts: &WriteOptions,
+        warnings: &[String],
+    ) -> ApiResult<Written> {
+        let warnings = warnings.to_vec();
+        super::set_resource_version(&mut new, rev);
+        if &new == old || opts.dry_run {
+            // Nothing changed: upstream skips the write and returns the live object.
+            return Ok(Written { object: new, warnings, created: false });
+        }
+        let bytes = encode_for_store(&new)?;
+        let record = self
+            .inner
+            .store
+            .update(key, bytes, Some(rev))
+            .await
+            .map_err(|e| store_error(info, name, e))?;
+        super::set_resource_version(&mut new, record.mod_revision);
+        if deletion_complete(&new) {
+            // The last finalizer is gone from an object being deleted: remove it
+            // now (upstream's `ShouldDeleteDuringUpdate`).
+            let (_, deleted_at) = self
+                .inner
+                .store
+                .delete(key, Some(record.mod_revision))
+                .await
+                .map_err(|e| store_error(info, name, e))?;
+            super::set_resource_version(&mut new, deleted_at);
+            self.after_removal(info, &new, None);
+        }
+        Ok(Written { object: new, warnings, created: false })
+    }
+}
+
+/// Whether an object marked for deletion has nothing left to wait for.
+fn deletion_complete(o: &Value) -> bool {
+    o.pointer("/metadata/deletionTimestamp").is_some()
+        && obj::finalizers(o).is_empty()
+        && o.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0
+}
+
+/// Parses a resourceVersion string.
+pub(crate) fn parse_rv(s: &str) -> ApiResult<u64> {
+    s.parse::<u64>()
+        .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {s:?}: must be an unsigned integer")))
+}
+
+/// Sets kind/apiVersion when missing; rejects a mismatch.
+fn check_type_meta(info: &ResourceInfo, body: &mut Value) -> ApiResult<()> {
+    let api_version = info.api_version();
+    let (got_av, got_kind) = (
+        body.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string(),
+        body.get("kind").and_then(Value::as_str).unwrap_or("").to_string(),
+    );
+    if !got_av.is_empty() && got_av != api_version {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({got_av}) does not match the expected API version ({api_version})"
+        )));
+    }
+    if !got_kind.is_empty() && got_kind != info.kind {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({got_kind}) does not match the expected kind ({})",
+            info.kind
+        )));
+    }
+    body["apiVersion"] = json!(api_version);
+    body["kind"] = json!(info.kind);
+    Ok(())
+}
+
+fn check_url_name(url_name: Option<&str>, body: &Value) -> ApiResult<()> {
+    let (Some(url), Some(name)) = (url_name, obj::meta_str(body, "name")) else { return Ok(()) };
+    if url != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({url})"
+        )));
+    }
+    Ok(())
+}
+
+/// Fills `metadata.namespace` from the URL, or rejects a mismatch.
+fn check_namespace(info: &ResourceInfo, namespace: Option<&str>, body: &mut Value) -> ApiResult<()> {
+    let meta = obj::meta_mut(body);
+    if !info.namespaced {
+        meta.remove("namespace");
+        return Ok(());
+    }
+    let url_ns = namespace.unwrap_or("");
+    match meta.get("namespace").and_then(Value::as_str) {
+        Some(ns) if !ns.is_empty() && ns != url_ns => Err(ApiError::bad_request(format!(
+            "the namespace of the provided object ({ns}) does not match the namespace sent on the request ({url_ns})"
+        ))),
+        _ => {
+            meta.insert("namespace".into(), Value::String(url_ns.to_string()));
+            Ok(())
+        }
+    }
+}
+
+/// Copies what the server owns from the live object into an update, as
+/// upstream's `rest.BeforeUpdate` does.
+fn keep_server_metadata(old: &Value, new: &mut Value) {
+    let Some(old_meta) = old.get("metadata").and_then(Value::as_object) else { return };
+    let meta = obj::meta_mut(new);
+    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+        match old_meta.get(field) {
+            Some(v) => meta.insert(field.into(), v.clone()),
+            None => meta.remove(field),
+        };
+    }
+    if !meta.contains_key("managedFields") {
+        if let Some(mf) = old_meta.get("managedFields") {
+            meta.insert("managedFields".into(), mf.clone());
+        }
+    }
+}
+
+/// `prefix` plus five random characters from upstream's alphabet (no vowels,
+/// no 0/1/3), the base cut to 58 characters.
+pub(crate) fn generate_name(prefix: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let base: String = prefix.chars().take(58).collect();
+    let random = uuid::Uuid::new_v4();
+    let suffix: String = random.as_bytes()[..5]
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect();
+    format!("{base}{suffix}")
+}
+
+/// Removes the field at a path like `spec.template.spec.containers[0].bogus`.
+fn remove_path(obj: &mut Value, path: &str) {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('.') {
+        match part.split_once('[') {
+            Some((field, rest)) => {
+                parts.push(field);
+                parts.extend(rest.split('[').map(|i| i.trim_end_matches(']')));
+            }
+            None => parts.push(part),
+        }
+    }
+    let Some((last, walk)) = parts.split_last() else { return };
+    let mut cur = obj;
+    for p in walk {
+        let next = match cur {
+            Value::Object(m) => m.get_mut(*p),
+            Value::Array(a) => p.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
+            _ => None,
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return,
+        }
+    }
+    if let Value::Object(m) = cur {
+        m.remove(*last);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names_use_the_upstream_alphabet() {
+        let n = generate_name("web-");
+        assert_eq!(n.len(), 9);
+        assert!(n[4..].chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+
+    #[test]
+    fn remove_path_reaches_into_lists() {
+        let mut v = json!({"spec": {"containers": [{"name": "a", "bogus": 1}], "x": 2}});
+        remove_path(&mut v, "spec.containers[0].bogus");
+        remove_path(&mut v, "spec.x");
+        assert_eq!(v, json!({"spec": {"containers": [{"name": "a"}]}}));
+    }
+}

@@ -1,0 +1,214 @@
+//! The HTTP edge: axum routes over the [`Api`].
+//!
+//! Fixed endpoints (`/version`, health, `/metrics`, discovery, OpenAPI) have
+//! their own routes; every resource URL goes to [`resource::serve`] through
+//! one fallback handler that parses the path against the registry, so a
+//! kind added to the registry is served without a new route.
+
+mod discovery;
+mod metrics;
+mod negotiate;
+mod resource;
+mod route;
+mod tables;
+mod watch;
+
+pub use metrics::Metrics;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::Api;
+use crate::hooks::OpenApi;
+use negotiate::json_response;
+
+/// Everything a handler needs. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The API.
+    pub api: Api,
+    /// Request metrics.
+    pub metrics: Metrics,
+    /// The generated OpenAPI documents.
+    pub openapi: Arc<OpenApi>,
+    /// Cancelled on shutdown: ends every watch and log stream.
+    pub shutdown: CancellationToken,
+    /// `host:port` as clients reach it (legacy discovery reports it).
+    pub address: String,
+}
+
+impl AppState {
+    /// A state over `api`.
+    pub fn new(api: Api, address: String, shutdown: CancellationToken) -> Self {
+        let openapi = Arc::new(OpenApi::new(api.registry()));
+        AppState { api, metrics: Metrics::new(), openapi, shutdown, address }
+    }
+
+    /// Now on the API's clock, for AGE cells.
+    pub fn now(&self) -> jiff::Timestamp {
+        jiff::Timestamp::try_from(self.api.clock().now()).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+    }
+}
+
+/// The whole router.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/version", get(version))
+        .route("/healthz", get(ok))
+        .route("/livez", get(ok))
+        .route("/readyz", get(ok))
+        .route("/metrics", get(metrics_text))
+        .route("/api", get(api_root))
+        .route("/apis", get(apis_root))
+        .route("/openapi/v2", get(openapi_v2))
+        .route("/openapi/v3", get(openapi_v3_index))
+        .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
+        .fallback(resources)
+        .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
+        .with_state(state)
+}
+
+/// Serves until `state.shutdown` is cancelled; open streams end then too.
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    let shutdown = state.shutdown.clone();
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}
+
+async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let start = tokio::time::Instant::now();
+    let (verb, resource) = metrics::classify(req.method().as_str(), req.uri().path(), req.uri().query().unwrap_or(""));
+    let resp = next.run(req).await;
+    let seconds = start.elapsed().as_secs_f64();
+    state.metrics.observe(&verb, &resource, resp.status().as_u16(), seconds);
+    resp
+}
+
+async fn version() -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "major": "1", "minor": "33", "gitVersion": "v1.33.0-miniplane",
+            "gitCommit": env!("CARGO_PKG_VERSION"), "gitTreeState": "clean",
+            "buildDate": "2026-11-30T00:00:00Z", "goVersion": "rust", "compiler": "rustc",
+            "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        }),
+        &[],
+    )
+}
+
+async fn ok() -> &'static str {
+    "ok"
+}
+
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    let text = state.metrics.render(&state.api.store().stats());
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+async fn api_root(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match discovery::aggregated_version(&headers) {
+        Some(v) => aggregated(discovery::aggregated(state.api.registry(), true, v), v),
+        None => json_response(StatusCode::OK, &discovery::api_versions(&state.address), &[]),
+    }
+}
+
+async fn apis_root(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match discovery::aggregated_version(&headers) {
+        Some(v) => aggregated(discovery::aggregated(state.api.registry(), false, v), v),
+        None => json_response(StatusCode::OK, &discovery::api_group_list(state.api.registry()), &[]),
+    }
+}
+
+fn aggregated(doc: serde_json::Value, version: &str) -> Response {
+    let ct = format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList");
+    let bytes = serde_json::to_vec(&doc).unwrap_or_default();
+    (StatusCode::OK, [(header::CONTENT_TYPE, ct)], bytes).into_response()
+}
+
+async fn openapi_v2(State(state): State<AppState>) -> Response {
+    let ct = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    (StatusCode::OK, [(header::CONTENT_TYPE, ct)], state.openapi.v2_protobuf().to_vec()).into_response()
+}
+
+async fn openapi_v3_index(State(state): State<AppState>) -> Response {
+    json_response(StatusCode::OK, state.openapi.v3_index(), &[])
+}
+
+async fn openapi_v3_doc(
+    State(state): State<AppState>,
+    axum::extract::Path(gv): axum::extract::Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some((bytes, etag)) = state.openapi.v3_document(&gv) else {
+        return page_not_found();
+    };
+    let quoted = format!("\"{etag}\"");
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == quoted));
+    if matches {
+        return (StatusCode::NOT_MODIFIED, [(header::ETAG, quoted)]).into_response();
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json".to_string()), (header::ETAG, quoted)],
+        bytes.to_vec(),
+    )
+        .into_response()
+}
+
+/// Upstream's answer to a path nothing serves.
+fn page_not_found() -> Response {
+    (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "404 page not found\n").into_response()
+}
+
+/// Everything under `/api/v1/...` and `/apis/<group>/<version>/...`.
+async fn resources(State(state): State<AppState>, method: Method, uri: Uri, headers: HeaderMap, body: Body) -> Response {
+    let path = uri.path().trim_end_matches('/').to_string();
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
+        ["api", "v1", rest @ ..] => ("", "v1", rest),
+        ["apis", group] => {
+            return match state.api.registry().group_versions().iter().find(|(g, _)| g == group) {
+                Some((g, v)) => json_response(StatusCode::OK, &discovery::api_group(g, v), &[]),
+                None => page_not_found(),
+            };
+        }
+        ["apis", group, version, rest @ ..] => (group, version, rest),
+        _ => return page_not_found(),
+    };
+    if rest.is_empty() {
+        return match discovery::api_resource_list(state.api.registry(), group, version) {
+            Some(list) => json_response(StatusCode::OK, &list, &[]),
+            None => page_not_found(),
+        };
+    }
+    let route = match route::parse(state.api.registry(), group, version, rest) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let query = parse_query(uri.query().unwrap_or(""));
+    let bytes = match axum::body::to_bytes(body, negotiate::MAX_BODY + 1).await {
+        Ok(b) if b.len() > negotiate::MAX_BODY => return negotiate::too_large().into_response(),
+        Ok(b) => b,
+        Err(_) => return negotiate::too_large().into_response(),
+    };
+    resource::serve(&state, &method, route, &query, &headers, &bytes).await
+}
+
+fn parse_query(q: &str) -> HashMap<String, String> {
+    form_urlencoded::parse(q.as_bytes()).into_owned().collect()
+}

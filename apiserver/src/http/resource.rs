@@ -1,0 +1,272 @@
+//! The handler of every resource URL: one `match` over (method, URL shape)
+//! that calls the [`Api`](crate::api::Api).
+//!
+//! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/installer.go` and
+//! `handlers/*.go`. Each arm parses what the verb needs from the query and
+//! the body, calls one API method, and encodes the result.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::negotiate::{self, Wanted, json_response, table_response};
+use super::route::Route;
+use super::tables::{self, IncludeObject};
+use super::{AppState, watch};
+use crate::api::{DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions};
+use crate::error::{ApiError, ApiResult, Reason};
+use crate::registry::Subresource;
+
+/// The query parameters, last value wins.
+pub type Query = HashMap<String, String>;
+
+/// Serves one resource request.
+pub async fn serve(state: &AppState, method: &Method, route: Route, query: &Query, headers: &HeaderMap, body: &[u8]) -> Response {
+    match dispatch(state, method, route, query, headers, body).await {
+        Ok(resp) => resp,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn dispatch(
+    state: &AppState,
+    method: &Method,
+    route: Route,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult<Response> {
+    let api = &state.api;
+    let info = route.info.clone();
+    let ns = route.namespace.as_deref();
+    match (method.clone(), route.name.as_deref(), route.sub) {
+        (Method::GET, None, _) if is_true(query.get("watch")) => {
+            let opts = watch_options(query)?;
+            let wanted = negotiate::wanted(headers)?;
+            let events = api.watch(&info, ns, &opts)?;
+            Ok(watch::stream(state, info, events, wanted, IncludeObject::parse(query.get("includeObject").map(String::as_str))?))
+        }
+        (Method::GET, None, _) => {
+            let list = api.list(&info, ns, &list_options(query)?)?;
+            respond_list(state, &info, &list, query, headers)
+        }
+        (Method::POST, None, _) => {
+            let obj = negotiate::decode_body(headers, body)?;
+            let opts = write_options(query, headers)?;
+            let written = api.create(&info, ns, obj, &opts).await?;
+            Ok(json_response(StatusCode::CREATED, &written.object, &written.warnings))
+        }
+        (Method::DELETE, None, _) => {
+            let opts = delete_options(query, headers, body)?;
+            let deleted = api.delete_collection(&info, ns, &list_options(query)?, &opts).await?;
+            let list = crate::api::ObjectList { items: deleted, resource_version: api.store().revision(), continue_token: None, remaining: None };
+            Ok(json_response(StatusCode::OK, &list.to_json(&info), &[]))
+        }
+        (Method::GET, Some(name), Some(Subresource::Log)) => log(state, ns, name, query).await,
+        (Method::GET, Some(name), Some(Subresource::Scale)) => {
+            Ok(json_response(StatusCode::OK, &api.get_scale(&info, ns, name)?, &[]))
+        }
+        (Method::GET, Some(name), _) => {
+            let obj = api.get(&info, ns, name)?;
+            respond_object(state, &info, obj, query, headers)
+        }
+        (Method::PUT, Some(name), Some(Subresource::Scale)) => {
+            let scale = negotiate::decode_body(headers, body)?;
+            let opts = write_options(query, headers)?;
+            Ok(json_response(StatusCode::OK, &api.update_scale(&info, ns, name, &scale, &opts).await?, &[]))
+        }
+        (Method::PUT, Some(name), sub @ (None | Some(Subresource::Status))) => {
+            let obj = negotiate::decode_body(headers, body)?;
+            let opts = write_options(query, headers)?;
+            let written = api.update(&info, ns, name, obj, sub, &opts).await?;
+            Ok(json_response(StatusCode::OK, &written.object, &written.warnings))
+        }
+        (Method::PATCH, Some(name), sub @ (None | Some(Subresource::Status) | Some(Subresource::Scale))) => {
+            patch(state, &route, name, sub, query, headers, body).await
+        }
+        (Method::DELETE, Some(name), None) => {
+            let opts = delete_options(query, headers, body)?;
+            match api.delete(&info, ns, name, &opts).await? {
+                DeleteOutcome::Pending(obj) => Ok(json_response(StatusCode::OK, &obj, &[])),
+                DeleteOutcome::Deleted(obj) if info.kind == "Pod" => Ok(json_response(StatusCode::OK, &obj, &[])),
+                DeleteOutcome::Deleted(obj) => Ok(json_response(StatusCode::OK, &success_status(&info, &obj), &[])),
+            }
+        }
+        (Method::POST, Some(name), Some(Subresource::Binding)) => {
+            let binding = negotiate::decode_body(headers, body)?;
+            let opts = write_options(query, headers)?;
+            api.bind(ns.unwrap_or("default"), name, &binding, &opts).await?;
+            let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+            Ok(json_response(StatusCode::CREATED, &status, &[]))
+        }
+        (m, _, _) => Err(ApiError::new(
+            Reason::MethodNotAllowed,
+            format!("the server does not allow this method on the requested resource ({m})"),
+        )),
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // the parts of one PATCH request
+async fn patch(
+    state: &AppState,
+    route: &Route,
+    name: &str,
+    sub: Option<Subresource>,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult<Response> {
+    if body.len() > negotiate::MAX_BODY {
+        return Err(negotiate::too_large());
+    }
+    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let patch_type = PatchType::from_content_type(ct)?;
+    // Apply bodies are YAML (kubectl sends JSON, which is YAML too).
+    let patch = match patch_type {
+        PatchType::Apply => negotiate::decode_yaml(body)?,
+        _ => negotiate::decode_json(body)?,
+    };
+    let mut opts = write_options(query, headers)?;
+    if patch_type == PatchType::Apply {
+        opts.field_manager = query.get("fieldManager").cloned();
+        opts.force = is_true(query.get("force"));
+    } else if query.contains_key("force") {
+        return Err(ApiError::bad_request("force is only valid for apply patches"));
+    }
+    let info = &route.info;
+    let written = state.api.patch(info, route.namespace.as_deref(), name, patch_type, &patch, sub, &opts).await?;
+    let status = if written.created { StatusCode::CREATED } else { StatusCode::OK };
+    let body = match sub {
+        Some(Subresource::Scale) => crate::api::scale_of(info, &written.object)?,
+        _ => written.object,
+    };
+    Ok(json_response(status, &body, &written.warnings))
+}
+
+async fn log(state: &AppState, ns: Option<&str>, name: &str, query: &Query) -> ApiResult<Response> {
+    let info = state.api.resource("", "v1", "pods")?;
+    let pod = state.api.get(&info, ns, name)?;
+    let container = match query.get("container") {
+        Some(c) => c.clone(),
+        None => pod.pointer("/spec/containers/0/name").and_then(Value::as_str).unwrap_or("").to_string(),
+    };
+    let text = crate::api::synthetic_log(&pod, &container)?;
+    Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], Body::from(text)).into_response())
+}
+
+fn respond_list(state: &AppState, info: &crate::registry::ResourceInfo, list: &crate::api::ObjectList, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
+    match negotiate::wanted(headers)? {
+        Wanted::Object => Ok(json_response(StatusCode::OK, &list.to_json(info), &[])),
+        Wanted::Table(version) => {
+            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
+            let meta = list.to_json(info)["metadata"].clone();
+            let t = tables::table(info, &list.items, meta, include, version, state.now());
+            Ok(table_response(version, &t))
+        }
+    }
+}
+
+fn respond_object(state: &AppState, info: &crate::registry::ResourceInfo, obj: Value, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
+    match negotiate::wanted(headers)? {
+        Wanted::Object => Ok(json_response(StatusCode::OK, &obj, &[])),
+        Wanted::Table(version) => {
+            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
+            let meta = json!({"resourceVersion": obj.pointer("/metadata/resourceVersion")});
+            let t = tables::table(info, std::slice::from_ref(&obj), meta, include, version, state.now());
+            Ok(table_response(version, &t))
+        }
+    }
+}
+
+/// The Status a delete answers with when the object is gone.
+fn success_status(info: &crate::registry::ResourceInfo, obj: &Value) -> Value {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {
+            "name": obj.pointer("/metadata/name"),
+            "group": info.group,
+            "kind": info.plural,
+            "uid": obj.pointer("/metadata/uid"),
+        },
+    })
+}
+
+fn is_true(v: Option<&String>) -> bool {
+    matches!(v.map(String::as_str), Some("true" | "1"))
+}
+
+fn parse_number<T: std::str::FromStr>(query: &Query, key: &str) -> ApiResult<Option<T>> {
+    match query.get(key) {
+        None => Ok(None),
+        Some(s) if s.is_empty() => Ok(None),
+        Some(s) => s.parse().map(Some).map_err(|_| ApiError::bad_request(format!("invalid value for {key}: {s:?}"))),
+    }
+}
+
+fn list_options(query: &Query) -> ApiResult<ListOptions> {
+    Ok(ListOptions {
+        label_selector: query.get("labelSelector").cloned(),
+        field_selector: query.get("fieldSelector").cloned(),
+        limit: parse_number(query, "limit")?,
+        continue_token: query.get("continue").filter(|c| !c.is_empty()).cloned(),
+    })
+}
+
+fn watch_options(query: &Query) -> ApiResult<WatchOptions> {
+    Ok(WatchOptions {
+        resource_version: parse_number(query, "resourceVersion")?,
+        label_selector: query.get("labelSelector").cloned(),
+        field_selector: query.get("fieldSelector").cloned(),
+        allow_bookmarks: is_true(query.get("allowWatchBookmarks")),
+        timeout: parse_number::<u64>(query, "timeoutSeconds")?.map(Duration::from_secs),
+    })
+}
+
+fn dry_run(query: &Query) -> ApiResult<bool> {
+    match query.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!("Invalid dry run value: {other}: supported values: \"All\""))),
+    }
+}
+
+fn write_options(query: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
+    let field_validation = match query.get("fieldValidation") {
+        Some(v) => FieldValidation::parse(v)?,
+        None => FieldValidation::Warn,
+    };
+    let field_manager = query
+        .get("fieldManager")
+        .filter(|m| !m.is_empty())
+        .cloned()
+        .or_else(|| manager_from_user_agent(headers));
+    Ok(WriteOptions { dry_run: dry_run(query)?, field_manager, field_validation, force: false })
+}
+
+/// The User-Agent up to its first `/`, printable characters only, at most
+/// 128 bytes (upstream `prefixFromUserAgent`).
+fn manager_from_user_agent(headers: &HeaderMap) -> Option<String> {
+    let ua = headers.get(header::USER_AGENT)?.to_str().ok()?;
+    let prefix: String = ua.split('/').next()?.chars().filter(|c| !c.is_control()).take(128).collect();
+    (!prefix.is_empty()).then_some(prefix)
+}
+
+fn delete_options(query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<DeleteOptions> {
+    let mut opts = if body.iter().all(u8::is_ascii_whitespace) {
+        DeleteOptions::default()
+    } else {
+        DeleteOptions::from_json(&negotiate::decode_body(headers, body)?)?
+    };
+    if let Some(g) = parse_number(query, "gracePeriodSeconds")? {
+        opts.grace_period = Some(g);
+    }
+    if let Some(p) = query.get("propagationPolicy") {
+        opts.propagation = Some(crate::api::Propagation::parse(p)?);
+    }
+    opts.dry_run |= dry_run(query)?;
+    Ok(opts)
+}

@@ -1,0 +1,236 @@
+//! `/openapi/v3` and `/openapi/v2`: the API's schema, generated from the
+//! Rust types of the served kinds.
+//!
+//! Upstream serves an index at `/openapi/v3` naming one document per
+//! group-version (`"apis/apps/v1": {"serverRelativeURL": "/openapi/v3/apis/apps/v1?hash=…"}`),
+//! each an OpenAPI 3.0 document with the group-version's paths and every
+//! definition they reach in `components.schemas`; the hash is the ETag, so
+//! kubectl's HTTP cache revalidates instead of re-downloading. kubectl reads
+//! these documents for three things (KUBECTL_WIRE.md §2):
+//! * apply/create/replace check that the PATCH operation of the object's GVK
+//!   takes `fieldValidation`, else they fall back to `/openapi/v2`;
+//! * client-side apply computes its strategic merge patch from the
+//!   definitions' `x-kubernetes-patch-*` extensions, but only when the PATCH
+//!   operation advertises `application/strategic-merge-patch+json`;
+//! * `kubectl explain` walks `components.schemas` from the definition whose
+//!   `x-kubernetes-group-version-kind` names the kind.
+//!
+//! Here the definitions come from k8s-openapi's `schemars` implementations
+//! (upstream names and descriptions), the paths from the
+//! [`Registry`](crate::registry::Registry), and the patch extensions from
+//! [`crate::patch::meta`]; nothing is written per kind. Strategic merge
+//! patch is advertised only for kinds `patch::meta` knows, so kubectl falls
+//! back to its compiled-in metadata for the others.
+//!
+//! Simplified: `/openapi/v2` is an empty protobuf document (a valid one:
+//! kubectl 1.27/1.28 accept it and then use their compiled-in types);
+//! the hash is a 64-bit FNV-1a, not upstream's SHA-512; the documents are a
+//! snapshot of the registry taken by [`OpenApi::new`] (rebuild it when a
+//! custom resource is added); a served kind without a Rust type gets paths
+//! but no schema.
+//!
+//! Build cost: all group-versions of the built-in registry together take
+//! about 25 ms in a release build (≈150 ms unoptimised), done once at start.
+
+mod kinds;
+mod patchmeta;
+mod paths;
+
+pub(crate) use kinds::{
+    KnownKind, find as find_kind, generator, known_kinds, ref_target, take_definitions,
+};
+
+use crate::registry::{Registry, ResourceInfo, Subresource};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+/// One group-version document, serialised.
+struct Document {
+    bytes: Vec<u8>,
+    hash: String,
+}
+
+/// The OpenAPI documents of a registry, built once.
+pub struct OpenApi {
+    index: Value,
+    /// Keyed by `api/v1`, `apis/apps/v1`.
+    documents: BTreeMap<String, Document>,
+}
+
+impl OpenApi {
+    /// Builds every group-version document of `registry`.
+    pub fn new(registry: &Registry) -> OpenApi {
+        let mut by_gv: BTreeMap<(String, String), Vec<Arc<ResourceInfo>>> = BTreeMap::new();
+        for info in registry.all() {
+            by_gv
+                .entry((info.group.clone(), info.version.clone()))
+                .or_default()
+                .push(info);
+        }
+        let mut documents = BTreeMap::new();
+        for ((group, version), resources) in &by_gv {
+            let doc = group_version_document(group, version, resources);
+            let bytes = serde_json::to_vec(&doc).expect("a JSON value always serialises");
+            let hash = fnv1a_hex(&bytes);
+            documents.insert(index_key(group, version), Document { bytes, hash });
+        }
+        let index = index(&documents);
+        OpenApi { index, documents }
+    }
+
+    /// The `/openapi/v3` index: every served group-version and the URL of
+    /// its document, with the document's hash as a query parameter.
+    pub fn v3_index(&self) -> &Value {
+        &self.index
+    }
+
+    /// The serialised document of `gv_path` (`api/v1`, `apis/apps/v1`) and
+    /// its ETag (the same hash the index carries).
+    pub fn v3_document(&self, gv_path: &str) -> Option<(&[u8], &str)> {
+        let gv_path = gv_path.trim_start_matches('/');
+        self.documents
+            .get(gv_path)
+            .map(|d| (d.bytes.as_slice(), d.hash.as_str()))
+    }
+
+    /// The body of `/openapi/v2`: an empty protobuf document. Serve it as
+    /// `application/com.github.proto-openapi.spec.v2.v1.0+protobuf`.
+    pub fn v2_protobuf(&self) -> &[u8] {
+        &[]
+    }
+}
+
+/// `api/v1` or `apis/<group>/<version>` (no leading slash, like upstream).
+fn index_key(group: &str, version: &str) -> String {
+    paths::group_version_path(group, version)[1..].to_string()
+}
+
+fn index(documents: &BTreeMap<String, Document>) -> Value {
+    let paths: Map<String, Value> = documents
+        .iter()
+        .map(|(key, doc)| {
+            let url = format!("/openapi/v3/{key}?hash={}", doc.hash);
+            (key.clone(), json!({"serverRelativeURL": url}))
+        })
+        .collect();
+    json!({"paths": paths})
+}
+
+/// The document of one group-version.
+fn group_version_document(group: &str, version: &str, resources: &[Arc<ResourceInfo>]) -> Value {
+    let schemas = definitions(group, version, resources);
+    let mut paths = Map::new();
+    for info in resources {
+        let definition =
+            find_kind(&info.group, &info.version, &info.kind).map(|k| k.definition_name());
+        let smp = definition.is_some() && patchmeta::knows_kind(&info.group, &info.kind);
+        paths::add_resource(
+            &mut paths,
+            &paths::PathSpec {
+                info,
+                definition,
+                smp,
+            },
+        );
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    })
+}
+
+/// `components.schemas` of one group-version: every served kind, its list,
+/// the types they reach, the meta types, and the patch extensions.
+fn definitions(group: &str, version: &str, resources: &[Arc<ResourceInfo>]) -> Map<String, Value> {
+    let mut generator = generator();
+    kinds::add_meta_types(&mut generator);
+    let served: Vec<KnownKind> = resources
+        .iter()
+        .filter_map(|r| find_kind(&r.group, &r.version, &r.kind))
+        .collect();
+    let extras = subresource_kinds(resources);
+    for kind in served.iter().chain(&extras) {
+        kind.add_to(&mut generator);
+    }
+    let mut defs = take_definitions(&mut generator);
+    mark_meta_types(&mut defs, group, version);
+    for kind in &extras {
+        if let Some(def) = defs.get_mut(&kind.definition_name()) {
+            kinds::mark_kind(def, kind.group, kind.version, kind.kind);
+        }
+    }
+    let mut seen = HashSet::new();
+    for kind in &served {
+        let name = kind.definition_name();
+        add_kind_and_list(&mut defs, &name, kind);
+        patchmeta::annotate_kind(&mut defs, &name, kind.group, kind.kind, &mut seen);
+    }
+    defs
+}
+
+/// Tags a kind's definition with its GVK and adds its `<Kind>List`.
+fn add_kind_and_list(defs: &mut Map<String, Value>, name: &str, kind: &KnownKind) {
+    let Some(def) = defs.get_mut(name) else {
+        return;
+    };
+    kinds::mark_kind(def, kind.group, kind.version, kind.kind);
+    let list = kinds::list_definition(name, def, kind.group, kind.version, kind.kind);
+    defs.insert(format!("{name}List"), list);
+}
+
+/// Upstream tags the shared meta types with the GVKs they travel as.
+fn mark_meta_types(defs: &mut Map<String, Value>, group: &str, version: &str) {
+    let mut tag = |name: &str, gvks: &[(&str, &str, &str)]| {
+        if let Some(Value::Object(def)) = defs.get_mut(name) {
+            def.insert(
+                "x-kubernetes-group-version-kind".into(),
+                kinds::gvk_list(gvks),
+            );
+        }
+    };
+    tag(
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        &[("", "v1", "Status")],
+    );
+    let mut delete = vec![("", "v1", "DeleteOptions")];
+    if !group.is_empty() {
+        delete.push((group, version, "DeleteOptions"));
+    }
+    tag(
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        &delete,
+    );
+}
+
+/// The kinds subresources travel as: `autoscaling/v1` Scale, `v1` Binding.
+fn subresource_kinds(resources: &[Arc<ResourceInfo>]) -> Vec<KnownKind> {
+    let mut out = Vec::new();
+    let wanted = [
+        (Subresource::Scale, "autoscaling", "Scale"),
+        (Subresource::Binding, "", "Binding"),
+    ];
+    for (sub, group, kind) in wanted {
+        if resources.iter().any(|r| r.has(sub))
+            && let Some(k) = find_kind(group, "v1", kind)
+        {
+            out.push(k);
+        }
+    }
+    out
+}
+
+/// 64-bit FNV-1a of `bytes`, as 16 upper-case hex digits.
+fn fnv1a_hex(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016X}")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,171 @@
+//! miniplane: a Kubernetes control plane in one process.
+//!
+//! This crate assembles the parts into a running server ([`Server`]); the
+//! binary (`src/main.rs`) is only its command line. Tests and examples start
+//! the same [`Server`] in-process:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), miniplane::UpError> {
+//! let server = miniplane::Server::start(miniplane::Config::ephemeral()).await?;
+//! println!("export KUBECONFIG={}", server.kubeconfig().display());
+//! server.stop().await?;
+//! # Ok(()) }
+//! ```
+
+mod kubeconfig;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use apiserver::http::AppState;
+use apiserver::{Api, Registry};
+use store::{Clock, Durability, Store};
+use tokio_util::sync::CancellationToken;
+
+/// The port miniplane listens on by default: 127.0.0.1:8080, upstream's old
+/// insecure port (plain HTTP, no authentication).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// How long shutdown may take before open connections are dropped.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
+/// What to start.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to bind; must be loopback. Port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Where the store lives; `None` = a temporary store, gone on exit.
+    pub data_dir: Option<PathBuf>,
+    /// Where to write the kubeconfig; default `<data-dir>/kubeconfig`.
+    pub kubeconfig: Option<PathBuf>,
+    /// Durability of acknowledged writes.
+    pub durability: Durability,
+    /// The one clock.
+    pub clock: Clock,
+}
+
+impl Config {
+    /// A throwaway server on a free loopback port (for tests and examples).
+    pub fn ephemeral() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir: None,
+            kubeconfig: None,
+            durability: Durability::Flush,
+            clock: Clock::system(),
+        }
+    }
+}
+
+/// Why the server could not start or stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum UpError {
+    /// A non-loopback address was asked for.
+    #[error(
+        "refusing to listen on {0}: miniplane has no authentication yet, so it binds only loopback addresses (127.0.0.0/8 or ::1)"
+    )]
+    NotLoopback(SocketAddr),
+    /// Binding or file I/O failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The store failed to open or close.
+    #[error("store: {0}")]
+    Store(#[from] store::Error),
+    /// Creating the initial namespaces failed.
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] apiserver::ApiError),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> UpError {
+    let context = context.into();
+    move |source| UpError::Io { context, source }
+}
+
+/// A running miniplane.
+pub struct Server {
+    addr: SocketAddr,
+    api: Api,
+    kubeconfig: PathBuf,
+    /// Cancelled by [`Server::stop`]: stops accepting and ends every stream.
+    shutdown: CancellationToken,
+    /// The HTTP server task; joined by [`Server::stop`].
+    http: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Keeps a temporary data dir alive as long as the server.
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Opens the store, creates the initial namespaces, binds, serves, and
+    /// writes the kubeconfig once the server answers.
+    pub async fn start(config: Config) -> Result<Server, UpError> {
+        if !config.listen.ip().is_loopback() {
+            return Err(UpError::NotLoopback(config.listen));
+        }
+        let (data_dir, temp) = match &config.data_dir {
+            Some(d) => (d.clone(), None),
+            None => {
+                let t = tempfile::tempdir().map_err(io("creating a temporary data dir"))?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        std::fs::create_dir_all(&data_dir).map_err(io(format!("creating {}", data_dir.display())))?;
+        let store = Store::open(store::Config {
+            path: Some(data_dir.join("store")),
+            durability: config.durability,
+            clock: config.clock.clone(),
+            ..Default::default()
+        })?;
+        let api = Api::new(store, Registry::new(), config.clock.clone());
+        api.bootstrap().await?;
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(io(format!("binding {}", config.listen)))?;
+        let addr = listener.local_addr().map_err(io("reading the bound address"))?;
+        let shutdown = CancellationToken::new();
+        let state = AppState::new(api.clone(), addr.to_string(), shutdown.clone());
+        let http = tokio::spawn(apiserver::http::serve(listener, state));
+        let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| data_dir.join("kubeconfig"));
+        kubeconfig::wait_until_ready(addr).await.map_err(io("waiting for /readyz"))?;
+        kubeconfig::write(&kubeconfig, addr).map_err(io(format!("writing {}", kubeconfig.display())))?;
+        Ok(Server { addr, api, kubeconfig, shutdown, http, _temp: temp })
+    }
+
+    /// The address clients connect to.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<addr>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The kubeconfig written for this server.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The in-process API.
+    pub fn api(&self) -> &Api {
+        &self.api
+    }
+
+    /// Stops accepting, ends watches, waits (bounded) for in-flight requests,
+    /// and flushes the store.
+    pub async fn stop(self) -> Result<(), UpError> {
+        self.shutdown.cancel();
+        // Requests still running after the grace period are dropped with the task.
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.http).await.is_err() {
+            tracing::warn!("some connections did not close in time");
+        }
+        self.api.store().close().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,342 @@
+//! The write path and the in-memory index.
+//!
+//! Every write goes through [`Engine::commit`], one critical section under
+//! the `state` write lock:
+//!
+//! 1. check the precondition against the current record;
+//! 2. take the next revision;
+//! 3. apply one sled batch: the object, its history event, the revision
+//!    counter and any history that falls out of the window (see
+//!    [`layout`](crate::layout) for why one batch);
+//! 4. only then change memory: the object index, the history index, the
+//!    revision — and send the event to live watchers.
+//!
+//! If step 3 fails nothing has changed anywhere. Because readers take the
+//! same lock (shared), a `get` or `list` sees every write entirely or not
+//! at all, and the revision a `list` reports is exactly the state it saw.
+//! Waiting for durability ([`Engine::durable`]) happens after the lock is
+//! released, so writers never wait for the disk while holding it.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, UNIX_EPOCH};
+
+use tokio::sync::broadcast;
+
+use crate::flusher::Flusher;
+use crate::history::{Entry, History};
+use crate::layout;
+use crate::{
+    Clock, Config, Durability, Error, Event, EventKind, ListResult, Record, Result, Revision, Stats,
+};
+
+/// How many live events a watcher may fall behind before it has to catch
+/// up from the on-disk history (see [`watch`](crate::watch)).
+const LIVE_EVENT_BUFFER: usize = 1024;
+
+/// sled's page cache. The in-memory index already holds every current
+/// object, so sled's cache only needs to help history reads and writes.
+const SLED_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How long [`open_sled`] waits for a database lock held by sled threads
+/// of a store that was just dropped.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// One write, as asked for by the caller.
+pub(crate) enum Op {
+    Create(Vec<u8>),
+    Update(Vec<u8>, Option<Revision>),
+    Delete(Option<Revision>),
+}
+
+/// Everything that changes on a write.
+pub(crate) struct State {
+    /// Current objects by key: the read path never touches sled.
+    objects: BTreeMap<String, Record>,
+    /// The last assigned revision.
+    revision: Revision,
+    history: History,
+    /// Live events to every watcher; each [`Watch`](crate::Watch) holds a
+    /// receiver made under this lock. `None` once the store is closed:
+    /// dropping the sender is what tells watchers the store closed.
+    events: Option<broadcast::Sender<Event>>,
+}
+
+pub(crate) struct Engine {
+    pub(crate) db: sled::Db,
+    /// Guards everything that changes on a write. Writers hold it
+    /// exclusively for one commit (a sled batch, no await); `get`, `list`,
+    /// `watch` and `stats` hold it shared for the time of one copy.
+    state: RwLock<State>,
+    durability: Durability,
+    clock: Clock,
+    flusher: Flusher,
+}
+
+impl Engine {
+    pub fn open(config: Config) -> Result<Arc<Engine>> {
+        let sled_config = match &config.path {
+            Some(path) => sled::Config::new().path(path),
+            None => sled::Config::new().temporary(true),
+        };
+        let db = open_sled(&sled_config.cache_capacity(SLED_CACHE_BYTES))?;
+        let recovered = layout::recover(&db)?;
+        let flusher = Flusher::start(db.clone(), recovered.revision)?;
+        let (events, _) = broadcast::channel(LIVE_EVENT_BUFFER);
+        let state = State {
+            objects: recovered.objects,
+            revision: recovered.revision,
+            history: History::new(
+                recovered.history,
+                recovered.oldest,
+                config.history_max_events,
+                config.history_max_age,
+            ),
+            events: Some(events),
+        };
+        Ok(Arc::new(Engine {
+            db,
+            state: RwLock::new(state),
+            durability: config.durability,
+            clock: config.clock,
+            flusher,
+        }))
+    }
+
+    // The state lock is never held across anything that can panic halfway
+    // through a change (memory is changed only after the one fallible step,
+    // the sled batch), so a poisoned lock still guards consistent data.
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn revision(&self) -> Revision {
+        self.read().revision
+    }
+
+    pub fn oldest_watchable(&self) -> Revision {
+        self.read().history.oldest()
+    }
+
+    pub fn get(&self, key: &str) -> Option<Record> {
+        self.read().objects.get(key).cloned()
+    }
+
+    pub fn list(&self, prefix: &str, start_after: Option<&str>, limit: Option<usize>) -> ListResult {
+        let state = self.read();
+        let start = match start_after {
+            Some(after) if after >= prefix => Bound::Excluded(after),
+            _ => Bound::Included(prefix),
+        };
+        let mut matching = state
+            .objects
+            .range::<str, _>((start, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, record)| record);
+        let records: Vec<Record> = matching
+            .by_ref()
+            .take(limit.unwrap_or(usize::MAX))
+            .cloned()
+            .collect();
+        ListResult {
+            records,
+            revision: state.revision,
+            remaining: matching.count(),
+        }
+    }
+
+    pub fn stats(&self) -> Stats {
+        let state = self.read();
+        Stats {
+            revision: state.revision,
+            oldest_watchable: state.history.oldest(),
+            flushes: self.flusher.flushes(),
+            history_len: state.history.len(),
+            object_count: state.objects.len(),
+            watchers: state.events.as_ref().map_or(0, |tx| tx.receiver_count()),
+        }
+    }
+
+    /// Simulated ms since the Unix epoch (0 for a clock set before it).
+    fn now_ms(&self) -> u64 {
+        let since_epoch = self.clock.now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The critical section of one write (see the module doc). Returns the
+    /// record (for a delete: the last one) and the revision of the write.
+    pub fn commit(&self, key: &str, op: Op) -> Result<(Record, Revision)> {
+        let mut state = self.write();
+        // Read under the lock, so history times follow revision order.
+        let now_ms = self.now_ms();
+        if state.events.is_none() {
+            return Err(Error::Closed);
+        }
+        let revision = state.revision + 1;
+        let current = state.objects.get(key);
+        let (event, record) = plan(key, current, op, revision)?;
+
+        let mut batch = sled::Batch::default();
+        match event.kind {
+            EventKind::Deleted => batch.remove(layout::object_key(key)),
+            EventKind::Added | EventKind::Modified => {
+                batch.insert(layout::object_key(key), layout::encode_record(&record))
+            }
+        }
+        batch.insert(layout::history_key(revision), layout::encode_event(&event, now_ms));
+        batch.insert(layout::META_REVISION, &layout::encode_u64(revision));
+        let trim = state.history.excess(now_ms, 1);
+        add_trim(&mut batch, &state.history, trim);
+        self.db.apply_batch(batch)?;
+
+        // Applied on disk: now make it visible, all under the same lock.
+        state.history.drop_front(trim);
+        state.history.push(Entry {
+            revision,
+            time_ms: now_ms,
+        });
+        state.revision = revision;
+        match event.kind {
+            EventKind::Deleted => state.objects.remove(key),
+            EventKind::Added | EventKind::Modified => state.objects.insert(key.to_string(), record.clone()),
+        };
+        if let Some(events) = &state.events {
+            let _ = events.send(event); // Err only means: no watcher right now
+        }
+        Ok((record, revision))
+    }
+
+    /// Drops history that has grown older than the window allows.
+    pub fn compact(&self) -> Result<()> {
+        let mut state = self.write();
+        let now_ms = self.now_ms();
+        let trim = state.history.excess(now_ms, 0);
+        if trim == 0 {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        add_trim(&mut batch, &state.history, trim);
+        self.db.apply_batch(batch)?;
+        state.history.drop_front(trim);
+        Ok(())
+    }
+
+    /// Waits until the write of `revision` is durable per the configured mode.
+    pub async fn durable(&self, revision: Revision) -> Result<()> {
+        match self.durability {
+            Durability::Flush => self.flusher.flushed(revision).await,
+            Durability::Buffered => Ok(()),
+        }
+    }
+
+    /// Subscribes to live events; `None` if the store is closed. Done under
+    /// the read lock, so the receiver gets exactly the events after the
+    /// returned revision (writers send while holding the write lock).
+    pub fn subscribe(&self) -> Option<(broadcast::Receiver<Event>, Revision, Revision)> {
+        let state = self.read();
+        let rx = state.events.as_ref()?.subscribe();
+        Some((rx, state.revision, state.history.oldest()))
+    }
+
+    pub async fn close(&self) -> Result<()> {
+        let last = {
+            let mut state = self.write();
+            state.events = None; // later writes fail Closed; watchers drain and end
+            state.revision
+        };
+        let result = self.flusher.flushed(last).await;
+        self.flusher.stop();
+        result
+    }
+}
+
+/// Opens sled, waiting up to [`LOCK_WAIT`] for the database file lock.
+///
+/// sled's background I/O threads can hold the file (and its lock) for a
+/// moment after the last `Db` handle is dropped, so reopening a store right
+/// after closing it in the same process can find the lock still taken.
+/// sled's own test suite blocks on the lock for the same reason.
+fn open_sled(config: &sled::Config) -> Result<sled::Db> {
+    let mut waited = Duration::ZERO;
+    loop {
+        match config.open() {
+            Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") && waited < LOCK_WAIT => {
+                let step = Duration::from_millis(10);
+                // Real time on purpose: this waits for another thread to
+                // release an OS file lock, not for simulated time to pass.
+                #[allow(clippy::disallowed_methods)]
+                std::thread::sleep(step);
+                waited += step;
+            }
+            other => return Ok(other?),
+        }
+    }
+}
+
+/// Removes the first `n` history events from disk and records the new
+/// oldest watchable revision, in the caller's batch.
+fn add_trim(batch: &mut sled::Batch, history: &History, n: usize) {
+    let mut last = None;
+    for revision in history.front(n) {
+        batch.remove(layout::history_key(revision));
+        last = Some(revision);
+    }
+    if let Some(oldest) = last {
+        batch.insert(layout::META_OLDEST, &layout::encode_u64(oldest));
+    }
+}
+
+/// Checks `op`'s precondition against the `current` record and works out
+/// the event and the resulting record, without changing anything.
+fn plan(key: &str, current: Option<&Record>, op: Op, revision: Revision) -> Result<(Event, Record)> {
+    let check = |current: Option<&Record>, expected: Option<Revision>| match current {
+        None => Err(Error::NotFound { key: key.to_string() }),
+        Some(record) => match expected {
+            Some(expected) if expected != record.mod_revision => Err(Error::Conflict {
+                key: key.to_string(),
+                expected,
+                actual: record.mod_revision,
+            }),
+            _ => Ok(record.clone()),
+        },
+    };
+    let event = |kind, value: &Arc<[u8]>, prev_value: Option<&Arc<[u8]>>| Event {
+        kind,
+        key: key.to_string(),
+        value: value.clone(),
+        prev_value: prev_value.cloned(),
+        revision,
+    };
+    match op {
+        Op::Create(value) => {
+            if current.is_some() {
+                return Err(Error::AlreadyExists { key: key.to_string() });
+            }
+            let record = Record {
+                key: key.to_string(),
+                value: Arc::from(value),
+                mod_revision: revision,
+                create_revision: revision,
+            };
+            Ok((event(EventKind::Added, &record.value, None), record))
+        }
+        Op::Update(value, expected) => {
+            let old = check(current, expected)?;
+            let record = Record {
+                value: Arc::from(value),
+                mod_revision: revision,
+                ..old.clone()
+            };
+            Ok((event(EventKind::Modified, &record.value, Some(&old.value)), record))
+        }
+        Op::Delete(expected) => {
+            let old = check(current, expected)?;
+            Ok((event(EventKind::Deleted, &old.value, Some(&old.value)), old))
+        }
+    }
+}
