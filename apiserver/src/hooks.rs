@@ -6,45 +6,55 @@
 
 use serde_json::Value;
 
-use crate::error::{ApiResult, FieldError};
+use crate::error::{ApiError, ApiResult, FieldError, Reason};
+use crate::patch::meta::Schema;
+use crate::selector::{FieldSelector, LabelSelector};
 use crate::registry::ResourceInfo;
 
 /// Layer D defaulting.
-pub fn default_object(_info: &ResourceInfo, _obj: &mut Value) {}
+pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
+    crate::kinds::default_object(info, obj);
+}
 
 /// Strategy on create.
 pub fn prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
-    if info.has_generation {
-        crate::api::obj::meta_mut(obj).insert("generation".into(), Value::from(1));
-    }
+    crate::kinds::prepare_for_create(info, obj);
 }
 
 /// Strategy on update of the main resource.
-pub fn prepare_for_update(_info: &ResourceInfo, _new: &mut Value, _old: &Value) {}
+pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
+    crate::kinds::prepare_for_update(info, new, old);
+}
 
 /// Strategy on update of the status subresource.
-pub fn prepare_for_status_update(_info: &ResourceInfo, _new: &mut Value, _old: &Value) {}
+pub fn prepare_for_status_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
+    crate::kinds::prepare_for_status_update(info, new, old);
+}
 
 /// Validation on create.
-pub fn validate_create(_info: &ResourceInfo, _obj: &Value) -> Vec<FieldError> {
-    Vec::new()
+pub fn validate_create(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
+    crate::kinds::validate_create(info, obj)
 }
 
 /// Validation on update.
-pub fn validate_update(_info: &ResourceInfo, _new: &Value, _old: &Value) -> Vec<FieldError> {
-    Vec::new()
+pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<FieldError> {
+    crate::kinds::validate_update(info, new, old)
 }
 
 /// Fields of `obj` its kind's schema does not know.
-pub fn unknown_fields(_info: &ResourceInfo, _obj: &Value) -> Vec<String> {
-    Vec::new()
+pub fn unknown_fields(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+    crate::schema::unknown_fields(&info.group, &info.version, &info.kind, obj)
 }
 
-/// Strategic merge patch.
-pub fn strategic(_info: &ResourceInfo, original: &Value, patch: &Value) -> ApiResult<Value> {
-    let mut doc = original.clone();
-    json_patch::merge(&mut doc, patch);
-    Ok(doc)
+/// Strategic merge patch, with the merge keys of the kind.
+pub fn strategic(info: &ResourceInfo, original: &Value, patch: &Value) -> ApiResult<Value> {
+    use crate::patch::strategic::PatchError;
+    let schema = Schema::for_kind(&info.group, &info.kind);
+    crate::patch::strategic::strategic_merge_patch(schema.as_ref(), original, patch).map_err(|e| match e {
+        PatchError::BadRequest(m) => ApiError::bad_request(m),
+        PatchError::Unprocessable(m) => ApiError::new(Reason::Invalid, m),
+        PatchError::Internal(m) => ApiError::internal(m),
+    })
 }
 
 /// Server-side apply.
@@ -74,30 +84,58 @@ pub fn track_update(
 
 /// A compiled `labelSelector` + `fieldSelector` pair for lists and watches.
 pub struct Filter {
-    _label: String,
-    _field: String,
+    label: Option<LabelSelector>,
+    field: Option<FieldSelector>,
+    group: String,
+    kind: String,
 }
 
 impl Filter {
     /// Parses both selectors (400 on a syntax error or an unsupported field).
-    pub fn new(_info: &ResourceInfo, label: Option<&str>, field: Option<&str>) -> ApiResult<Filter> {
-        Ok(Filter { _label: label.unwrap_or("").into(), _field: field.unwrap_or("").into() })
+    pub fn new(info: &ResourceInfo, label: Option<&str>, field: Option<&str>) -> ApiResult<Filter> {
+        let label = match label.filter(|s| !s.trim().is_empty()) {
+            Some(s) => Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?),
+            None => None,
+        };
+        let field = match field.filter(|s| !s.trim().is_empty()) {
+            Some(s) => {
+                let f = FieldSelector::parse(s).map_err(ApiError::bad_request)?;
+                for name in f.fields() {
+                    // Rejects fields the kind does not support, as upstream does.
+                    let probe = serde_json::json!({});
+                    crate::selector::field_value(&info.group, &info.kind, &probe, name).map_err(ApiError::bad_request)?;
+                }
+                Some(f)
+            }
+            None => None,
+        };
+        Ok(Filter { label, field, group: info.group.clone(), kind: info.kind.clone() })
     }
 
     /// Whether `obj` matches both selectors.
-    pub fn matches(&self, _obj: &Value) -> bool {
-        true
+    pub fn matches(&self, obj: &Value) -> bool {
+        if let Some(l) = &self.label {
+            if !l.matches(crate::api::obj::labels(obj)) {
+                return false;
+            }
+        }
+        match &self.field {
+            Some(f) => f.matches(|name| {
+                crate::selector::field_value(&self.group, &self.kind, obj, name).ok().flatten()
+            }),
+            None => true,
+        }
     }
 
     /// Whether the filter lets every object through.
     pub fn is_everything(&self) -> bool {
-        true
+        self.label.is_none() && self.field.is_none()
     }
 }
 
 /// A metav1.LabelSelector as a selector string (`app=web,tier in (a,b)`).
-pub fn selector_string(_sel: &Value) -> String {
-    String::new()
+pub fn selector_string(sel: &Value) -> String {
+    crate::selector::label_selector_string(sel)
 }
 
 /// Decodes a Kubernetes protobuf request body into JSON.
@@ -109,46 +147,16 @@ pub fn decode_protobuf(_body: &[u8]) -> ApiResult<Value> {
 }
 
 /// Table column definitions of a kind.
-pub fn table_columns(_info: &ResourceInfo) -> Value {
-    serde_json::json!([
-        {"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0},
-        {"name": "Created At", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0},
-    ])
+pub fn table_columns(info: &ResourceInfo) -> Value {
+    Value::Array(crate::table::column_definitions(&info.group, &info.kind))
 }
 
 /// Table cells of one object.
-pub fn table_cells(_info: &ResourceInfo, obj: &Value, _now: jiff::Timestamp) -> Value {
-    serde_json::json!([
-        obj.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
-        obj.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null),
-    ])
+pub fn table_cells(info: &ResourceInfo, obj: &Value, now: jiff::Timestamp) -> Value {
+    Value::Array(crate::table::row_cells(&info.group, &info.kind, obj, now))
 }
 
 /// Row conditions (pods only).
-pub fn table_conditions(_info: &ResourceInfo, _obj: &Value) -> Option<Value> {
-    None
-}
-
-/// The OpenAPI documents.
-pub struct OpenApi {
-    index: Value,
-}
-
-impl OpenApi {
-    /// Builds the documents.
-    pub fn new(_registry: &crate::registry::Registry) -> Self {
-        OpenApi { index: serde_json::json!({"paths": {}}) }
-    }
-    /// `/openapi/v3`.
-    pub fn v3_index(&self) -> &Value {
-        &self.index
-    }
-    /// `/openapi/v3/<gv>`.
-    pub fn v3_document(&self, _gv: &str) -> Option<(&[u8], &str)> {
-        None
-    }
-    /// `/openapi/v2`.
-    pub fn v2_protobuf(&self) -> &[u8] {
-        &[]
-    }
+pub fn table_conditions(info: &ResourceInfo, obj: &Value) -> Option<Value> {
+    crate::table::row_conditions(&info.group, &info.kind, obj)
 }

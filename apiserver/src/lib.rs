@@ -17,7 +17,13 @@ pub mod api;
 pub mod error;
 pub mod hooks;
 pub mod http;
+pub mod kinds;
+pub mod openapi;
+pub mod patch;
 pub mod registry;
+pub mod schema;
+pub mod selector;
+pub mod table;
 
 pub use api::Api;
 pub use error::{ApiError, ApiResult};

@@ -13,9 +13,10 @@
 //!   labels each kind accepts and what value they take ([`field_value`]).
 //!
 //! Simplifications: objects are `serde_json::Value`s in their v1 JSON form, so the
-//! v1->internal conversions that matter for selection (pod IP, secret `stringData`,
-//! events.k8s.io field names) are re-done by hand; the `Transform` hook, `Requirements()`
-//! introspection and `RequiresExactMatch` are not provided.
+//! v1->internal conversions that matter for selection (pod IP, events.k8s.io field
+//! names) are re-done by hand; the `Transform` hook, `Requirements()` introspection
+//! and the label selector's `RequiresExactMatch` are not provided. Error text follows
+//! v1.33 wording ("must be no more than 63 characters", "a qualified name ...").
 
 use serde_json::{Map, Value};
 use std::fmt;
@@ -66,14 +67,20 @@ impl LabelSelector {
         let mut parser = Parser { items, pos: 0 };
         let mut requirements = parser.parse()?;
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(Self { requirements, nothing: false })
+        Ok(Self {
+            requirements,
+            nothing: false,
+        })
     }
 
     /// Converts a `metav1.LabelSelector` JSON value (`LabelSelectorAsSelector`):
     /// null selects nothing, `{}` selects everything.
     pub fn from_label_selector(sel: &Value) -> Result<Self, String> {
         let Some(obj) = sel.as_object() else {
-            return Ok(Self { requirements: Vec::new(), nothing: true });
+            return Ok(Self {
+                requirements: Vec::new(),
+                nothing: true,
+            });
         };
         let match_labels = obj.get("matchLabels").and_then(Value::as_object);
         let exprs = obj.get("matchExpressions").and_then(Value::as_array);
@@ -86,7 +93,10 @@ impl LabelSelector {
             requirements.push(requirement_from_expression(expr)?);
         }
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(Self { requirements, nothing: false })
+        Ok(Self {
+            requirements,
+            nothing: false,
+        })
     }
 
     /// Whether the labels (a `metadata.labels` map, possibly absent) satisfy every requirement.
@@ -115,7 +125,9 @@ impl fmt::Display for LabelSelector {
 
 impl Requirement {
     fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
-        let value = labels.and_then(|l| l.get(&self.key)).and_then(Value::as_str);
+        let value = labels
+            .and_then(|l| l.get(&self.key))
+            .and_then(Value::as_str);
         let has = |v: &str| self.values.iter().any(|x| x == v);
         match self.op {
             Op::In | Op::Equals | Op::DoubleEquals => value.is_some_and(has),
@@ -167,7 +179,10 @@ impl fmt::Display for Requirement {
 
 fn requirement_from_expression(expr: &Value) -> Result<Requirement, String> {
     let key = expr.get("key").and_then(Value::as_str).unwrap_or_default();
-    let operator = expr.get("operator").and_then(Value::as_str).unwrap_or_default();
+    let operator = expr
+        .get("operator")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let op = match operator {
         "In" => Op::In,
         "NotIn" => Op::NotIn,
@@ -212,17 +227,25 @@ fn new_requirement(
     let invalid = |detail: &str| format!("values: Invalid value: {shown}: {detail}");
     match op {
         Op::In | Op::NotIn if values.is_empty() => {
-            errs.push(invalid("for 'in', 'notin' operators, values set can't be empty"));
+            errs.push(invalid(
+                "for 'in', 'notin' operators, values set can't be empty",
+            ));
         }
         Op::Equals | Op::DoubleEquals | Op::NotEquals if values.len() != 1 => {
-            errs.push(invalid("exact-match compatibility requires one single value"));
+            errs.push(invalid(
+                "exact-match compatibility requires one single value",
+            ));
         }
         Op::Exists | Op::DoesNotExist if !values.is_empty() => {
-            errs.push(invalid("values set must be empty for exists and does not exist"));
+            errs.push(invalid(
+                "values set must be empty for exists and does not exist",
+            ));
         }
         Op::GreaterThan | Op::LessThan => {
             if values.len() != 1 {
-                errs.push(invalid("for 'Gt', 'Lt' operators, exactly one value is required"));
+                errs.push(invalid(
+                    "for 'Gt', 'Lt' operators, exactly one value is required",
+                ));
             }
             for (i, v) in values.iter().enumerate() {
                 if v.parse::<i64>().is_err() {
@@ -246,7 +269,11 @@ fn new_requirement(
         }
     }
     if errs.is_empty() {
-        Ok(Requirement { key: key.to_string(), op, values })
+        Ok(Requirement {
+            key: key.to_string(),
+            op,
+            values,
+        })
     } else {
         Err(aggregate(errs))
     }
@@ -285,7 +312,8 @@ const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
 /// `validation.RegexError`.
@@ -320,7 +348,11 @@ fn label_key_errors(key: &str) -> Vec<String> {
             *name
         }
         _ => {
-            let re = regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"]);
+            let re = regex_error(
+                LABEL_KEY_MSG,
+                LABEL_KEY_FMT,
+                &["MyName", "my.name", "123-abc"],
+            );
             return vec![format!(
                 "a qualified name {re} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )];
@@ -332,7 +364,11 @@ fn label_key_errors(key: &str) -> Vec<String> {
         errs.push(format!("name part {}", max_len_error(63)));
     }
     if !is_qualified_name_part(name) {
-        let re = regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"]);
+        let re = regex_error(
+            LABEL_KEY_MSG,
+            LABEL_KEY_FMT,
+            &["MyName", "my.name", "123-abc"],
+        );
         errs.push(format!("name part {re}"));
     }
     errs
@@ -360,7 +396,11 @@ fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
         errs.push(max_len_error(253));
     }
     if !value.split('.').all(is_dns1123_label) {
-        errs.push(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, &["example.com"]));
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -484,20 +524,30 @@ fn scan(s: &str) -> Vec<Item> {
         }
         // A NUL byte ends the input, as upstream's `read()` returns 0 at the end.
         if pos >= bytes.len() || bytes[pos] == 0 {
-            items.push(Item { tok: Tok::End, lit: String::new() });
+            items.push(Item {
+                tok: Tok::End,
+                lit: String::new(),
+            });
             return items;
         }
         let start = pos;
         if is_special(bytes[pos]) {
             pos = scan_special(bytes, pos);
         } else {
-            while pos < bytes.len() && bytes[pos] != 0 && !is_special(bytes[pos]) && !is_whitespace(bytes[pos]) {
+            while pos < bytes.len()
+                && bytes[pos] != 0
+                && !is_special(bytes[pos])
+                && !is_whitespace(bytes[pos])
+            {
                 pos += 1;
             }
         }
         let lit = &s[start..pos];
         let tok = keyword(lit).unwrap_or(Tok::Identifier);
-        items.push(Item { tok, lit: lit.to_string() });
+        items.push(Item {
+            tok,
+            lit: lit.to_string(),
+        });
     }
 }
 
@@ -563,7 +613,9 @@ impl Parser {
                         Tok::Comma => {
                             let (t2, l2) = self.lookahead(true);
                             if t2 != Tok::Identifier && t2 != Tok::DoesNotExist {
-                                return Err(format!("found '{l2}', expected: identifier after ','"));
+                                return Err(format!(
+                                    "found '{l2}', expected: identifier after ','"
+                                ));
                             }
                         }
                         _ => return Err(format!("found '{l}', expected: ',' or 'end of string'")),
@@ -711,7 +763,11 @@ pub fn format_label_selector(sel: &Value) -> String {
     match LabelSelector::from_label_selector(sel) {
         Ok(s) => {
             let text = s.to_string();
-            if text.is_empty() { "<none>".to_string() } else { text }
+            if text.is_empty() {
+                "<none>".to_string()
+            } else {
+                text
+            }
         }
         Err(_) => "<error>".to_string(),
     }
@@ -770,7 +826,11 @@ impl FieldSelector {
                 ));
             };
             let value = unescape_field_value(raw)?;
-            terms.push(FieldTerm { field: field.to_string(), value, negated: op == "!=" });
+            terms.push(FieldTerm {
+                field: field.to_string(),
+                value,
+                negated: op == "!=",
+            });
         }
         Ok(Self { terms })
     }
@@ -842,8 +902,8 @@ fn split_term(term: &str) -> Option<(&str, &'static str, &str)> {
     for (i, _) in term.char_indices() {
         let rest = &term[i..];
         for op in ["!=", "==", "="] {
-            if rest.starts_with(op) {
-                return Some((&term[..i], op, &rest[op.len()..]));
+            if let Some(value) = rest.strip_prefix(op) {
+                return Some((&term[..i], op, value));
             }
         }
     }
@@ -887,7 +947,9 @@ fn unescape_field_value(s: &str) -> Result<String, String> {
 
 /// `fields.EscapeValue`.
 fn escape_field_value(s: &str) -> String {
-    s.replace('\\', "\\\\").replace(',', "\\,").replace('=', "\\=")
+    s.replace('\\', "\\\\")
+        .replace(',', "\\,")
+        .replace('=', "\\=")
 }
 
 // ---------------------------------------------------------------------------
@@ -1164,8 +1226,14 @@ mod tests {
 
     #[test]
     fn set_based_matching() {
-        assert!(matches("x in (foo),y notin (alpha)", json!({"x": "foo", "y": "baz"})));
-        assert!(!matches("x in (foo),y in (alpha)", json!({"x": "foo", "y": "baz"})));
+        assert!(matches(
+            "x in (foo),y notin (alpha)",
+            json!({"x": "foo", "y": "baz"})
+        ));
+        assert!(!matches(
+            "x in (foo),y in (alpha)",
+            json!({"x": "foo", "y": "baz"})
+        ));
         assert!(matches("x notin (),y", json!({"y": ""})));
         assert!(matches("!x,y", json!({"y": ""})));
         assert!(!matches("x notin (),!y", json!({"y": ""})));
@@ -1181,7 +1249,10 @@ mod tests {
         let cases = [
             ("", ""),
             ("\rx", "x"),
-            ("this-is-a-dns.domain.com/key-with-dash", "this-is-a-dns.domain.com/key-with-dash"),
+            (
+                "this-is-a-dns.domain.com/key-with-dash",
+                "this-is-a-dns.domain.com/key-with-dash",
+            ),
             (
                 "this-is-another-dns.domain.com/key-with-dash in (so,what)",
                 "this-is-another-dns.domain.com/key-with-dash in (so,what)",
@@ -1196,7 +1267,10 @@ mod tests {
             ("x in (abc,def)", "x in (abc,def)"),
             ("x in (abc,)", "x in (,abc)"),
             ("x in ()", "x in ()"),
-            ("x notin (abc,def),bar,z in (),w", "bar,w,x notin (,abc,def),z in ()"),
+            (
+                "x notin (abc,,def),bar,z in (),w",
+                "bar,w,x notin (,abc,def),z in ()",
+            ),
             ("x,y in (a)", "x,y in (a)"),
             ("x=a", "x=a"),
             ("x>1", "x>1"),
@@ -1240,9 +1314,18 @@ mod tests {
             err("a in (xyz abc)"),
             "unable to parse requirement: found 'abc', expected: ',' or ')'"
         );
-        assert_eq!(err("(") , "found '(', expected: !, identifier, or 'end of string'");
-        assert_eq!(err("a in (xyz),"), "found '', expected: identifier after ','");
-        assert_eq!(err("a b"), "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt");
+        assert_eq!(
+            err("("),
+            "found '(', expected: !, identifier, or 'end of string'"
+        );
+        assert_eq!(
+            err("a in (xyz),"),
+            "found '', expected: identifier after ','"
+        );
+        assert_eq!(
+            err("a b"),
+            "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"
+        );
         assert_eq!(
             err("a in (xyz)b notin ()"),
             "found 'b', expected: ',' or 'end of string'"
@@ -1289,7 +1372,9 @@ mod tests {
         assert!(sel.matches(Some(&labels(
             json!({"app": "web", "tier": "fe", "env": "dev", "canary": ""})
         ))));
-        assert!(!sel.matches(Some(&labels(json!({"app": "web", "tier": "fe", "env": "dev"})))));
+        assert!(!sel.matches(Some(&labels(
+            json!({"app": "web", "tier": "fe", "env": "dev"})
+        ))));
 
         let everything = LabelSelector::from_label_selector(&json!({})).unwrap();
         assert!(everything.is_empty());
@@ -1311,7 +1396,8 @@ mod tests {
             LabelSelector::from_label_selector(&empty_in).unwrap_err(),
             "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty"
         );
-        let exists_vals = json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]});
+        let exists_vals =
+            json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]});
         assert_eq!(
             LabelSelector::from_label_selector(&exists_vals).unwrap_err(),
             "values: Invalid value: []string{\"x\"}: values set must be empty for exists and does not exist"
@@ -1324,20 +1410,36 @@ mod tests {
     fn formatting_helpers() {
         assert_eq!(format_label_selector(&Value::Null), "<none>");
         assert_eq!(format_label_selector(&json!({})), "<none>");
-        assert_eq!(format_label_selector(&json!({"matchLabels": {"app": "web"}})), "app=web");
+        assert_eq!(
+            format_label_selector(&json!({"matchLabels": {"app": "web"}})),
+            "app=web"
+        );
         assert_eq!(label_selector_string(&json!({})), "");
-        assert_eq!(label_selector_string(&json!({"matchLabels": {"b": "1", "a": "2"}})), "a=2,b=1");
+        assert_eq!(
+            label_selector_string(&json!({"matchLabels": {"b": "1", "a": "2"}})),
+            "a=2,b=1"
+        );
         assert_eq!(format_labels(None), "<none>");
         assert_eq!(format_labels(Some(&Map::new())), "<none>");
         // Sorted as "k=v" strings, like labels.Set.String(): "a.b=2" < "a=1".
-        assert_eq!(format_labels(Some(&labels(json!({"a": "1", "a.b": "2"})))), "a.b=2,a=1");
+        assert_eq!(
+            format_labels(Some(&labels(json!({"a": "1", "a.b": "2"})))),
+            "a.b=2,a=1"
+        );
     }
 
     #[test]
     fn field_selector_parse_and_match() {
-        let sel = FieldSelector::parse("status.phase=Running,spec.nodeName!=n1,metadata.name==x").unwrap();
-        assert_eq!(sel.fields(), vec!["metadata.name", "spec.nodeName", "status.phase"]);
-        assert_eq!(sel.to_string(), "metadata.name=x,spec.nodeName!=n1,status.phase=Running");
+        let sel = FieldSelector::parse("status.phase=Running,spec.nodeName!=n1,metadata.name==x")
+            .unwrap();
+        assert_eq!(
+            sel.fields(),
+            vec!["metadata.name", "spec.nodeName", "status.phase"]
+        );
+        assert_eq!(
+            sel.to_string(),
+            "metadata.name=x,spec.nodeName!=n1,status.phase=Running"
+        );
         let get = |f: &str| match f {
             "metadata.name" => Some("x".to_string()),
             "status.phase" => Some("Running".to_string()),
@@ -1391,35 +1493,74 @@ mod tests {
         assert_eq!(f("spec.hostNetwork"), Ok(Some("false".into())));
         assert_eq!(f("status.podIP"), Ok(Some("10.0.0.7".into())));
         assert_eq!(f("status.podIPs"), Ok(None));
-        assert_eq!(f("spec.containers"), Err("field label not supported: spec.containers".into()));
+        assert_eq!(
+            f("spec.containers"),
+            Err("field label not supported: spec.containers".into())
+        );
 
         let node = json!({"metadata": {"name": "n"}, "spec": {"unschedulable": true}});
-        assert_eq!(field_value("", "Node", &node, "spec.unschedulable"), Ok(Some("true".into())));
+        assert_eq!(
+            field_value("", "Node", &node, "spec.unschedulable"),
+            Ok(Some("true".into()))
+        );
         assert!(field_value("", "Node", &node, "metadata.namespace").is_err());
 
         let ev = json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p"},
                         "reportingComponent": "kubelet", "type": "Normal"});
-        assert_eq!(field_value("", "Event", &ev, "involvedObject.kind"), Ok(Some("Pod".into())));
-        assert_eq!(field_value("", "Event", &ev, "source"), Ok(Some("kubelet".into())));
+        assert_eq!(
+            field_value("", "Event", &ev, "involvedObject.kind"),
+            Ok(Some("Pod".into()))
+        );
+        assert_eq!(
+            field_value("", "Event", &ev, "source"),
+            Ok(Some("kubelet".into()))
+        );
         let ev2 = json!({"regarding": {"kind": "Pod"}, "reportingController": "c"});
-        assert_eq!(field_value("events.k8s.io", "Event", &ev2, "regarding.kind"), Ok(Some("Pod".into())));
-        assert_eq!(field_value("events.k8s.io", "Event", &ev2, "source"), Ok(Some("c".into())));
+        assert_eq!(
+            field_value("events.k8s.io", "Event", &ev2, "regarding.kind"),
+            Ok(Some("Pod".into()))
+        );
+        assert_eq!(
+            field_value("events.k8s.io", "Event", &ev2, "source"),
+            Ok(Some("c".into()))
+        );
         assert!(field_value("events.k8s.io", "Event", &ev2, "involvedObject.kind").is_err());
 
         let job = json!({"status": {"succeeded": 3}});
-        assert_eq!(field_value("batch", "Job", &job, "status.successful"), Ok(Some("3".into())));
+        assert_eq!(
+            field_value("batch", "Job", &job, "status.successful"),
+            Ok(Some("3".into()))
+        );
         let rs = json!({"status": {}});
-        assert_eq!(field_value("apps", "ReplicaSet", &rs, "status.replicas"), Ok(Some("0".into())));
+        assert_eq!(
+            field_value("apps", "ReplicaSet", &rs, "status.replicas"),
+            Ok(Some("0".into()))
+        );
         let secret = json!({"type": "Opaque", "metadata": {"namespace": "d"}});
-        assert_eq!(field_value("", "Secret", &secret, "type"), Ok(Some("Opaque".into())));
-        assert_eq!(field_value("", "Secret", &secret, "metadata.namespace"), Ok(Some("d".into())));
+        assert_eq!(
+            field_value("", "Secret", &secret, "type"),
+            Ok(Some("Opaque".into()))
+        );
+        assert_eq!(
+            field_value("", "Secret", &secret, "metadata.namespace"),
+            Ok(Some("d".into()))
+        );
         let svc = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1"}});
-        assert_eq!(field_value("", "Service", &svc, "spec.clusterIP"), Ok(Some("10.96.0.1".into())));
+        assert_eq!(
+            field_value("", "Service", &svc, "spec.clusterIP"),
+            Ok(Some("10.96.0.1".into()))
+        );
         let ns = json!({"status": {"phase": "Active"}});
-        assert_eq!(field_value("", "Namespace", &ns, "status.phase"), Ok(Some("Active".into())));
+        assert_eq!(
+            field_value("", "Namespace", &ns, "status.phase"),
+            Ok(Some("Active".into()))
+        );
 
         let cm = json!({"metadata": {"name": "c", "namespace": "d"}});
-        assert_eq!(field_value("", "ConfigMap", &cm, "metadata.name"), Ok(Some("c".into())));
+        assert_eq!(
+            field_value("", "ConfigMap", &cm, "metadata.name"),
+            Ok(Some("c".into()))
+        );
         assert_eq!(
             field_value("apps", "Deployment", &cm, "spec.replicas"),
             Err("\"spec.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"".into())

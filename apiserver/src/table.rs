@@ -37,7 +37,11 @@ pub fn row_cells(group: &str, kind: &str, obj: &Value, now: Timestamp) -> Vec<Va
         ("", "Secret") => p.secret(),
         ("", "ServiceAccount") => p.service_account(),
         ("", "Event") => p.event(),
-        ("events.k8s.io", "Event") => Printer { obj: &events_to_core(obj), now }.event(),
+        ("events.k8s.io", "Event") => Printer {
+            obj: &events_to_core(obj),
+            now,
+        }
+        .event(),
         ("apps", "Deployment") => p.deployment(),
         ("apps", "ReplicaSet") => p.replica_set(),
         ("apps", "StatefulSet") => p.stateful_set(),
@@ -153,24 +157,58 @@ impl Column {
 }
 
 const fn col(name: &'static str, ty: &'static str, description: &'static str) -> Column {
-    Column { name, ty, format: "", description, priority: 0 }
+    Column {
+        name,
+        ty,
+        format: "",
+        description,
+        priority: 0,
+    }
 }
 
 const fn wide(name: &'static str, ty: &'static str, description: &'static str) -> Column {
-    Column { name, ty, format: "", description, priority: 1 }
+    Column {
+        name,
+        ty,
+        format: "",
+        description,
+        priority: 1,
+    }
 }
 
-const NAME: Column = Column { name: "Name", ty: "string", format: "name", description: D_NAME, priority: 0 };
+const NAME: Column = Column {
+    name: "Name",
+    ty: "string",
+    format: "name",
+    description: D_NAME,
+    priority: 0,
+};
 const AGE: Column = col("Age", "string", D_CREATED);
-const CONTAINERS: Column = wide("Containers", "string", "Names of each container in the template.");
-const IMAGES: Column = wide("Images", "string", "Images referenced by each container in the template.");
+const CONTAINERS: Column = wide(
+    "Containers",
+    "string",
+    "Names of each container in the template.",
+);
+const IMAGES: Column = wide(
+    "Images",
+    "string",
+    "Images referenced by each container in the template.",
+);
 
 fn columns(group: &str, kind: &str) -> Vec<Column> {
     match (group, kind) {
         ("", "Pod") => vec![
             NAME,
-            col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
-            col("Status", "string", "The aggregate status of the containers in this pod."),
+            col(
+                "Ready",
+                "string",
+                "The aggregate readiness state of this pod for accepting traffic.",
+            ),
+            col(
+                "Status",
+                "string",
+                "The aggregate status of the containers in this pod.",
+            ),
             col("Restarts", "string", D_POD_RESTARTS),
             AGE,
             wide("IP", "string", D_POD_IP),
@@ -190,7 +228,11 @@ fn columns(group: &str, kind: &str) -> Vec<Column> {
             wide("Kernel-Version", "string", D_KERNEL),
             wide("Container-Runtime", "string", D_RUNTIME),
         ],
-        ("", "Namespace") => vec![NAME, col("Status", "string", "The status of the namespace"), AGE],
+        ("", "Namespace") => vec![
+            NAME,
+            col("Status", "string", "The status of the namespace"),
+            AGE,
+        ],
         ("", "Service") => vec![
             NAME,
             col("Type", "string", D_SVC_TYPE),
@@ -278,7 +320,9 @@ fn columns(group: &str, kind: &str) -> Vec<Column> {
             IMAGES,
             wide("Selector", "string", D_JOB_SELECTOR),
         ],
-        ("coordination.k8s.io", "Lease") => vec![NAME, col("Holder", "string", D_LEASE_HOLDER), AGE],
+        ("coordination.k8s.io", "Lease") => {
+            vec![NAME, col("Holder", "string", D_LEASE_HOLDER), AGE]
+        }
         _ => vec![NAME, col("Created At", "date", D_CREATED)],
     }
 }
@@ -294,7 +338,13 @@ fn event_columns() -> Vec<Column> {
         col("Message", "string", D_EV_MESSAGE),
         wide("First Seen", "string", D_EV_FIRST),
         wide("Count", "string", D_EV_COUNT),
-        Column { name: "Name", ty: "string", format: "name", description: D_NAME, priority: 1 },
+        Column {
+            name: "Name",
+            ty: "string",
+            format: "name",
+            description: D_NAME,
+            priority: 1,
+        },
     ]
 }
 
@@ -331,7 +381,11 @@ impl Printer<'_> {
     }
 
     fn namespace(&self) -> Vec<Value> {
-        vec![self.name(), json!(str_at(self.obj, &["status", "phase"])), self.age()]
+        vec![
+            self.name(),
+            json!(str_at(self.obj, &["status", "phase"])),
+            self.age(),
+        ]
     }
 
     fn config_map(&self) -> Vec<Value> {
@@ -343,7 +397,14 @@ impl Printer<'_> {
         // stringData is merged into data by the v1 -> internal conversion.
         let mut keys: Vec<&String> = Vec::new();
         for field in ["data", "stringData"] {
-            for k in self.obj.get(field).and_then(Value::as_object).into_iter().flatten().map(|(k, _)| k) {
+            for k in self
+                .obj
+                .get(field)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+            {
                 if !keys.contains(&k) {
                     keys.push(k);
                 }
@@ -354,27 +415,56 @@ impl Printer<'_> {
     }
 
     fn service_account(&self) -> Vec<Value> {
-        vec![self.name(), json!(array_len(self.obj.get("secrets"))), self.age()]
+        vec![
+            self.name(),
+            json!(array_len(self.obj.get("secrets"))),
+            self.age(),
+        ]
     }
 
     fn lease(&self) -> Vec<Value> {
-        vec![self.name(), json!(str_at(self.obj, &["spec", "holderIdentity"])), self.age()]
+        vec![
+            self.name(),
+            json!(str_at(self.obj, &["spec", "holderIdentity"])),
+            self.age(),
+        ]
     }
 
     fn controller_revision(&self) -> Vec<Value> {
         let controller = controller_ref(self.obj)
             .map(|r| {
                 let kind = str_at(r, &["kind"]);
-                let group = str_at(r, &["apiVersion"]).rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-                let gk = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+                let group = str_at(r, &["apiVersion"])
+                    .rsplit_once('/')
+                    .map(|(g, _)| g)
+                    .unwrap_or("");
+                let gk = if group.is_empty() {
+                    kind.to_string()
+                } else {
+                    format!("{kind}.{group}")
+                };
                 let name = str_at(r, &["name"]);
-                if gk.is_empty() { name.to_string() } else { format!("{}/{name}", gk.to_lowercase()) }
+                if gk.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{}/{name}", gk.to_lowercase())
+                }
             })
             .unwrap_or_else(|| "<none>".to_string());
-        vec![self.name(), json!(controller), json!(int_at(self.obj, &["revision"])), self.age()]
+        vec![
+            self.name(),
+            json!(controller),
+            json!(int_at(self.obj, &["revision"])),
+            self.age(),
+        ]
     }
 
-    fn with_template(&self, mut cells: Vec<Value>, template: &[&str], selector: Option<Value>) -> Vec<Value> {
+    fn with_template(
+        &self,
+        mut cells: Vec<Value>,
+        template: &[&str],
+        selector: Option<Value>,
+    ) -> Vec<Value> {
         let containers = at(self.obj, template).and_then(|t| t.pointer("/spec/containers"));
         let (names, images) = container_cells(containers);
         cells.push(json!(names));
@@ -386,13 +476,16 @@ impl Printer<'_> {
     }
 
     fn selector_cell(&self, path: &[&str]) -> Value {
-        json!(format_label_selector(at(self.obj, path).unwrap_or(&Value::Null)))
+        json!(format_label_selector(
+            at(self.obj, path).unwrap_or(&Value::Null)
+        ))
     }
 
     fn deployment(&self) -> Vec<Value> {
         let ready = int_at(self.obj, &["status", "readyReplicas"]);
         let desired = int_at(self.obj, &["spec", "replicas"]);
-        let selector = label_selector_string(at(self.obj, &["spec", "selector"]).unwrap_or(&Value::Null));
+        let selector =
+            label_selector_string(at(self.obj, &["spec", "selector"]).unwrap_or(&Value::Null));
         let cells = vec![
             self.name(),
             json!(format!("{ready}/{desired}")),
@@ -411,7 +504,11 @@ impl Printer<'_> {
             json!(int_at(self.obj, &["status", "readyReplicas"])),
             self.age(),
         ];
-        self.with_template(cells, &["spec", "template"], Some(self.selector_cell(&["spec", "selector"])))
+        self.with_template(
+            cells,
+            &["spec", "template"],
+            Some(self.selector_cell(&["spec", "selector"])),
+        )
     }
 
     fn stateful_set(&self) -> Vec<Value> {
@@ -423,7 +520,8 @@ impl Printer<'_> {
 
     fn daemon_set(&self) -> Vec<Value> {
         let status = |k: &str| json!(int_at(self.obj, &["status", k]));
-        let node_selector = at(self.obj, &["spec", "template", "spec", "nodeSelector"]).and_then(Value::as_object);
+        let node_selector =
+            at(self.obj, &["spec", "template", "spec", "nodeSelector"]).and_then(Value::as_object);
         let cells = vec![
             self.name(),
             status("desiredNumberScheduled"),
@@ -434,7 +532,11 @@ impl Printer<'_> {
             json!(format_labels(node_selector)),
             self.age(),
         ];
-        self.with_template(cells, &["spec", "template"], Some(self.selector_cell(&["spec", "selector"])))
+        self.with_template(
+            cells,
+            &["spec", "template"],
+            Some(self.selector_cell(&["spec", "selector"])),
+        )
     }
 
     fn job(&self) -> Vec<Value> {
@@ -445,14 +547,21 @@ impl Printer<'_> {
             json!(self.job_duration()),
             self.age(),
         ];
-        self.with_template(cells, &["spec", "template"], Some(self.selector_cell(&["spec", "selector"])))
+        self.with_template(
+            cells,
+            &["spec", "template"],
+            Some(self.selector_cell(&["spec", "selector"])),
+        )
     }
 
     fn job_duration(&self) -> String {
         let Some(start) = self.obj.pointer("/status/startTime").and_then(parse_time) else {
             return String::new();
         };
-        let end = self.obj.pointer("/status/completionTime").and_then(parse_time);
+        let end = self
+            .obj
+            .pointer("/status/completionTime")
+            .and_then(parse_time);
         human_duration_between(start, end.unwrap_or(self.now))
     }
 
@@ -505,14 +614,23 @@ impl Printer<'_> {
     fn pod(&self) -> Vec<Value> {
         let obj = self.obj;
         let total = array(obj.pointer("/spec/containers")).len()
-            + array(obj.pointer("/spec/initContainers")).iter().filter(|c| is_sidecar(c)).count();
-        let mut walk = PodWalk { reason: initial_pod_reason(obj), ..PodWalk::default() };
+            + array(obj.pointer("/spec/initContainers"))
+                .iter()
+                .filter(|c| is_sidecar(c))
+                .count();
+        let mut walk = PodWalk {
+            reason: initial_pod_reason(obj),
+            ..PodWalk::default()
+        };
         walk.init_containers(obj);
         if !walk.initializing || has_condition(obj, "Initialized") {
             walk.main_containers(obj);
         }
         let phase = str_at(obj, &["status", "phase"]);
-        if obj.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null()) {
+        if obj
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|v| !v.is_null())
+        {
             if str_at(obj, &["status", "reason"]) == "NodeLost" {
                 walk.reason = "Unknown".to_string();
             } else if phase != "Succeeded" && phase != "Failed" {
@@ -521,7 +639,11 @@ impl Printer<'_> {
         }
         let restarts = match walk.last_restart {
             Some(t) if walk.restarts != 0 => {
-                format!("{} ({} ago)", walk.restarts, human_duration_between(t, self.now))
+                format!(
+                    "{} ({} ago)",
+                    walk.restarts,
+                    human_duration_between(t, self.now)
+                )
             }
             _ => walk.restarts.to_string(),
         };
@@ -533,7 +655,9 @@ impl Printer<'_> {
             self.age(),
             json!(or_none(pod_ip(obj))),
             json!(or_none(str_at(obj, &["spec", "nodeName"]).to_string())),
-            json!(or_none(str_at(obj, &["status", "nominatedNodeName"]).to_string())),
+            json!(or_none(
+                str_at(obj, &["status", "nominatedNodeName"]).to_string()
+            )),
             json!(readiness_gates(obj)),
         ]
     }
@@ -545,9 +669,9 @@ fn initial_pod_reason(obj: &Value) -> String {
     if !status_reason.is_empty() {
         reason = status_reason.to_string();
     }
-    let gated = conditions(obj)
-        .iter()
-        .any(|c| str_at(c, &["type"]) == "PodScheduled" && str_at(c, &["reason"]) == "SchedulingGated");
+    let gated = conditions(obj).iter().any(|c| {
+        str_at(c, &["type"]) == "PodScheduled" && str_at(c, &["reason"]) == "SchedulingGated"
+    });
     if gated {
         reason = "SchedulingGated".to_string();
     }
@@ -557,7 +681,9 @@ fn initial_pod_reason(obj: &Value) -> String {
 impl PodWalk {
     fn note_restarts(&mut self, status: &Value, sidecar: bool) {
         let count = int_at(status, &["restartCount"]);
-        let finished = status.pointer("/lastState/terminated/finishedAt").and_then(parse_time);
+        let finished = status
+            .pointer("/lastState/terminated/finishedAt")
+            .and_then(parse_time);
         self.restarts += count;
         self.last_restart = later(self.last_restart, finished);
         if sidecar {
@@ -571,10 +697,15 @@ impl PodWalk {
         let statuses = array(obj.pointer("/status/initContainerStatuses"));
         for (i, status) in statuses.iter().enumerate() {
             let name = str_at(status, &["name"]);
-            let sidecar = specs.iter().any(|c| str_at(c, &["name"]) == name && is_sidecar(c));
+            let sidecar = specs
+                .iter()
+                .any(|c| str_at(c, &["name"]) == name && is_sidecar(c));
             self.note_restarts(status, sidecar);
             let terminated = status.pointer("/state/terminated").filter(|v| !v.is_null());
-            let waiting_reason = status.pointer("/state/waiting/reason").and_then(Value::as_str).unwrap_or("");
+            let waiting_reason = status
+                .pointer("/state/waiting/reason")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             if terminated.is_some_and(|t| int_at(t, &["exitCode"]) == 0) {
                 continue;
             }
@@ -602,9 +733,14 @@ impl PodWalk {
         let mut has_running = false;
         for status in array(obj.pointer("/status/containerStatuses")).iter().rev() {
             self.note_restarts(status, false);
-            let waiting_reason = status.pointer("/state/waiting/reason").and_then(Value::as_str).unwrap_or("");
+            let waiting_reason = status
+                .pointer("/state/waiting/reason")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             let terminated = status.pointer("/state/terminated").filter(|v| !v.is_null());
-            let running = status.pointer("/state/running").is_some_and(|v| !v.is_null());
+            let running = status
+                .pointer("/state/running")
+                .is_some_and(|v| !v.is_null());
             if !waiting_reason.is_empty() {
                 self.reason = waiting_reason.to_string();
             } else if let Some(t) = terminated {
@@ -615,7 +751,12 @@ impl PodWalk {
             }
         }
         if self.reason == "Completed" && has_running {
-            self.reason = if has_condition(obj, "Ready") { "Running" } else { "NotReady" }.to_string();
+            self.reason = if has_condition(obj, "Ready") {
+                "Running"
+            } else {
+                "NotReady"
+            }
+            .to_string();
         }
     }
 }
@@ -698,8 +839,15 @@ impl Printer<'_> {
 
     fn service(&self) -> Vec<Value> {
         let obj = self.obj;
-        let ports: Vec<String> = array(obj.pointer("/spec/ports")).iter().map(service_port).collect();
-        let ports = if ports.is_empty() { "<none>".to_string() } else { ports.join(",") };
+        let ports: Vec<String> = array(obj.pointer("/spec/ports"))
+            .iter()
+            .map(service_port)
+            .collect();
+        let ports = if ports.is_empty() {
+            "<none>".to_string()
+        } else {
+            ports.join(",")
+        };
         let selector = at(obj, &["spec", "selector"]).and_then(Value::as_object);
         vec![
             self.name(),
@@ -719,7 +867,10 @@ impl Printer<'_> {
 
 fn node_status(obj: &Value) -> String {
     // The last Ready condition wins, as upstream builds a map by type.
-    let ready = conditions(obj).iter().rev().find(|c| str_at(c, &["type"]) == "Ready");
+    let ready = conditions(obj)
+        .iter()
+        .rev()
+        .find(|c| str_at(c, &["type"]) == "Ready");
     let mut status = match ready {
         Some(c) if str_at(c, &["status"]) == "True" => "Ready".to_string(),
         Some(_) => "NotReady".to_string(),
@@ -733,7 +884,12 @@ fn node_status(obj: &Value) -> String {
 
 fn node_roles(obj: &Value) -> String {
     let mut roles: Vec<&str> = Vec::new();
-    for (key, value) in obj.pointer("/metadata/labels").and_then(Value::as_object).into_iter().flatten() {
+    for (key, value) in obj
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         let role = if let Some(role) = key.strip_prefix("node-role.kubernetes.io/") {
             role
         } else if key == "kubernetes.io/role" {
@@ -746,7 +902,11 @@ fn node_roles(obj: &Value) -> String {
         }
     }
     roles.sort_unstable();
-    if roles.is_empty() { "<none>".to_string() } else { roles.join(",") }
+    if roles.is_empty() {
+        "<none>".to_string()
+    } else {
+        roles.join(",")
+    }
 }
 
 fn node_address(obj: &Value, ty: &str) -> String {
@@ -768,8 +928,15 @@ fn service_port(port: &Value) -> String {
 
 /// `spec.clusterIPs[0]`, falling back to `spec.clusterIP` as the v1 conversion does.
 fn service_cluster_ip(obj: &Value) -> String {
-    let first = obj.pointer("/spec/clusterIPs/0").and_then(Value::as_str).unwrap_or("");
-    let ip = if first.is_empty() { str_at(obj, &["spec", "clusterIP"]) } else { first };
+    let first = obj
+        .pointer("/spec/clusterIPs/0")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let ip = if first.is_empty() {
+        str_at(obj, &["spec", "clusterIP"])
+    } else {
+        first
+    };
     or_none(ip.to_string())
 }
 
@@ -781,7 +948,11 @@ fn service_external_ip(obj: &Value) -> String {
         "LoadBalancer" => {
             let mut all = load_balancer_ingress(obj);
             all.extend(external.iter().map(|s| s.to_string()));
-            if all.is_empty() { "<pending>".to_string() } else { all.join(",") }
+            if all.is_empty() {
+                "<pending>".to_string()
+            } else {
+                all.join(",")
+            }
         }
         "ExternalName" => str_at(obj, &["spec", "externalName"]).to_string(),
         _ => "<unknown>".to_string(),
@@ -794,7 +965,11 @@ fn load_balancer_ingress(obj: &Value) -> Vec<String> {
         .iter()
         .map(|i| {
             let ip = str_at(i, &["ip"]);
-            if ip.is_empty() { str_at(i, &["hostname"]) } else { ip }
+            if ip.is_empty() {
+                str_at(i, &["hostname"])
+            } else {
+                ip
+            }
         })
         .filter(|s| !s.is_empty())
         .map(str::to_string)
@@ -813,25 +988,39 @@ fn format_endpoints(obj: &Value) -> String {
     let mut list: Vec<String> = Vec::new();
     let mut count = 0;
     for subset in subsets {
-        let ips: Vec<&str> = array(subset.get("addresses")).iter().map(|a| str_at(a, &["ip"])).collect();
+        let ips: Vec<&str> = array(subset.get("addresses"))
+            .iter()
+            .map(|a| str_at(a, &["ip"]))
+            .collect();
         let ports = array(subset.get("ports"));
         let entries: Vec<String> = if ports.is_empty() {
             ips.iter().map(|ip| ip.to_string()).collect()
         } else {
             ports
                 .iter()
-                .flat_map(|p| ips.iter().map(move |ip| join_host_port(ip, int_at(p, &["port"]))))
+                .flat_map(|p| {
+                    ips.iter()
+                        .map(move |ip| join_host_port(ip, int_at(p, &["port"])))
+                })
                 .collect()
         };
         count += entries.len();
         list.extend(entries.into_iter().take(MAX.saturating_sub(list.len())));
     }
     let joined = list.join(",");
-    if count > MAX { format!("{joined} + {} more...", count - MAX) } else { joined }
+    if count > MAX {
+        format!("{joined} + {} more...", count - MAX)
+    } else {
+        joined
+    }
 }
 
 fn join_host_port(host: &str, port: i64) -> String {
-    if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -860,7 +1049,11 @@ impl Printer<'_> {
         }
         let kind = str_at(obj, &["involvedObject", "kind"]).to_lowercase();
         let name = str_at(obj, &["involvedObject", "name"]);
-        let target = if name.is_empty() { kind } else { format!("{kind}/{name}") };
+        let target = if name.is_empty() {
+            kind
+        } else {
+            format!("{kind}/{name}")
+        };
         vec![
             json!(last),
             json!(str_at(obj, &["type"])),
@@ -877,10 +1070,26 @@ impl Printer<'_> {
 }
 
 fn event_source(obj: &Value) -> String {
-    let pick = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { a.to_string() };
-    let component = pick(str_at(obj, &["source", "component"]), str_at(obj, &["reportingComponent"]));
-    let instance = pick(str_at(obj, &["source", "host"]), str_at(obj, &["reportingInstance"]));
-    if instance.is_empty() { component } else { format!("{component}, {instance}") }
+    let pick = |a: &str, b: &str| {
+        if a.is_empty() {
+            b.to_string()
+        } else {
+            a.to_string()
+        }
+    };
+    let component = pick(
+        str_at(obj, &["source", "component"]),
+        str_at(obj, &["reportingComponent"]),
+    );
+    let instance = pick(
+        str_at(obj, &["source", "host"]),
+        str_at(obj, &["reportingInstance"]),
+    );
+    if instance.is_empty() {
+        component
+    } else {
+        format!("{component}, {instance}")
+    }
 }
 
 /// Maps an events.k8s.io/v1 Event onto core/v1 field names (both share one registry).
@@ -926,7 +1135,9 @@ fn job_condition(obj: &Value, ty: &str) -> bool {
 }
 
 fn job_status(obj: &Value) -> &'static str {
-    let deleting = obj.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
+    let deleting = obj
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
     if job_condition(obj, "Complete") {
         "Complete"
     } else if job_condition(obj, "Failed") {
@@ -986,7 +1197,9 @@ fn bool_at(obj: &Value, path: &[&str]) -> bool {
 }
 
 fn array(v: Option<&Value>) -> &[Value] {
-    v.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 fn strings(v: Option<&Value>) -> Vec<&str> {
@@ -1002,7 +1215,11 @@ fn array_len(v: Option<&Value>) -> usize {
 }
 
 fn or_none(s: String) -> String {
-    if s.is_empty() { "<none>".to_string() } else { s }
+    if s.is_empty() {
+        "<none>".to_string()
+    } else {
+        s
+    }
 }
 
 fn is_set(v: Option<&Value>) -> bool {
@@ -1030,8 +1247,10 @@ const D_POD_NODE: &str = "NodeName indicates in which node this pod is scheduled
 const D_POD_NOMINATED: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
 const D_POD_GATES: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
 const D_KUBELET: &str = "Kubelet Version reported by the node.";
-const D_OS_IMAGE: &str = "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
-const D_KERNEL: &str = "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
+const D_OS_IMAGE: &str =
+    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
+const D_KERNEL: &str =
+    "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
 const D_RUNTIME: &str = "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
 const D_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
 const D_SVC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
@@ -1045,13 +1264,16 @@ const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret 
 const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
 const D_SA_SECRETS: &str = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret";
 const D_EV_LAST: &str = "The time at which the most recent occurrence of this event was recorded.";
-const D_EV_TYPE: &str = "Type of this event (Normal, Warning), new types could be added in the future";
+const D_EV_TYPE: &str =
+    "Type of this event (Normal, Warning), new types could be added in the future";
 const D_EV_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
 const D_EV_OBJECT: &str = "The object that this event is about.";
 const D_EV_SUBOBJECT: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
-const D_EV_SOURCE: &str = "The component reporting this event. Should be a short machine understandable string.";
+const D_EV_SOURCE: &str =
+    "The component reporting this event. Should be a short machine understandable string.";
 const D_EV_MESSAGE: &str = "A human-readable description of the status of this operation.";
-const D_EV_FIRST: &str = "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
+const D_EV_FIRST: &str =
+    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
 const D_EV_COUNT: &str = "The number of times this event has occurred.";
 const D_DEP_UPDATED: &str = "Total number of non-terminated pods targeted by this deployment that have the desired template spec.";
 const D_DEP_AVAILABLE: &str = "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.";
@@ -1077,3 +1299,827 @@ const D_CJ_ACTIVE: &str = "A list of pointers to currently running jobs.";
 const D_CJ_LAST: &str = "Information when was the last time the job was successfully scheduled.";
 const D_LEASE_HOLDER: &str = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.";
 
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: &str = "2025-05-01T12:00:00Z";
+
+    fn now() -> Timestamp {
+        NOW.parse().unwrap()
+    }
+
+    /// RFC3339 timestamp `secs` seconds before NOW.
+    fn ago(secs: i64) -> String {
+        let t = now() - jiff::SignedDuration::from_secs(secs);
+        t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+
+    fn cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
+        let cells = row_cells(group, kind, obj, now());
+        assert_eq!(cells.len(), column_definitions(group, kind).len(), "{kind}");
+        cells
+    }
+
+    fn names(group: &str, kind: &str) -> Vec<String> {
+        column_definitions(group, kind)
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn human_duration_boundaries() {
+        let cases = [
+            (-3, "<invalid>"),
+            (-2, "<invalid>"),
+            (-1, "0s"),
+            (0, "0s"),
+            (1, "1s"),
+            (119, "119s"),
+            (120, "2m"),
+            (150, "2m30s"),
+            (599, "9m59s"),
+            (600, "10m"),
+            (179 * 60 + 59, "179m"),
+            (180 * 60, "3h"),
+            (3 * 3600 + 30 * 60, "3h30m"),
+            (8 * 3600 - 1, "7h59m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (48 * 3600, "2d"),
+            (50 * 3600, "2d2h"),
+            (8 * 86400 - 1, "7d23h"),
+            (8 * 86400, "8d"),
+            (729 * 86400, "729d"),
+            (730 * 86400, "2y"),
+            (731 * 86400, "2y1d"),
+            (8 * 365 * 86400 - 1, "7y364d"),
+            (8 * 365 * 86400, "8y"),
+            (20 * 365 * 86400 + 5 * 86400, "20y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs}s");
+        }
+    }
+
+    #[test]
+    fn human_duration_between_truncates_sub_seconds() {
+        let a: Timestamp = "2025-05-01T12:00:00Z".parse().unwrap();
+        let b: Timestamp = "2025-05-01T12:00:01.5Z".parse().unwrap();
+        let c: Timestamp = "2025-05-01T12:00:02.5Z".parse().unwrap();
+        assert_eq!(human_duration_between(b, a), "0s"); // -1.5s
+        assert_eq!(human_duration_between(c, a), "<invalid>"); // -2.5s
+        assert_eq!(human_duration_between(a, c), "2s");
+        assert_eq!(translate_timestamp_since(None, a), "<unknown>");
+        assert_eq!(
+            translate_timestamp_since(Some(&Value::Null), a),
+            "<unknown>"
+        );
+        assert_eq!(
+            translate_timestamp_since(Some(&json!("0001-01-01T00:00:00Z")), a),
+            "<unknown>"
+        );
+    }
+
+    #[test]
+    fn column_definitions_serialize_every_field() {
+        let cols = column_definitions("", "Pod");
+        assert_eq!(
+            cols[0],
+            json!({"name": "Name", "type": "string", "format": "name", "description": D_NAME, "priority": 0})
+        );
+        assert_eq!(cols[5]["priority"], json!(1));
+        assert_eq!(cols[1]["format"], json!(""));
+        assert_eq!(
+            names("", "Pod"),
+            [
+                "Name",
+                "Ready",
+                "Status",
+                "Restarts",
+                "Age",
+                "IP",
+                "Node",
+                "Nominated Node",
+                "Readiness Gates"
+            ]
+        );
+        assert_eq!(
+            names("apps", "Deployment"),
+            [
+                "Name",
+                "Ready",
+                "Up-to-date",
+                "Available",
+                "Age",
+                "Containers",
+                "Images",
+                "Selector"
+            ]
+        );
+        assert_eq!(
+            names("", "Event"),
+            [
+                "Last Seen",
+                "Type",
+                "Reason",
+                "Object",
+                "Subobject",
+                "Source",
+                "Message",
+                "First Seen",
+                "Count",
+                "Name"
+            ]
+        );
+        assert_eq!(names("events.k8s.io", "Event"), names("", "Event"));
+        assert_eq!(names("example.com", "Widget"), ["Name", "Created At"]);
+        assert_eq!(
+            column_definitions("example.com", "Widget")[1]["type"],
+            json!("date")
+        );
+        for (g, k) in [
+            ("", "Pod"),
+            ("", "Node"),
+            ("", "Namespace"),
+            ("", "Service"),
+            ("", "Endpoints"),
+            ("", "ConfigMap"),
+            ("", "Secret"),
+            ("", "ServiceAccount"),
+            ("", "Event"),
+            ("apps", "Deployment"),
+            ("apps", "ReplicaSet"),
+            ("apps", "StatefulSet"),
+            ("apps", "DaemonSet"),
+            ("apps", "ControllerRevision"),
+            ("batch", "Job"),
+            ("batch", "CronJob"),
+            ("coordination.k8s.io", "Lease"),
+        ] {
+            for c in column_definitions(g, k) {
+                let obj = c.as_object().unwrap();
+                assert_eq!(obj.len(), 5, "{k}");
+                assert!(
+                    !c["description"].as_str().unwrap().is_empty(),
+                    "{k} {}",
+                    c["name"]
+                );
+            }
+        }
+    }
+
+    fn running_pod() -> Value {
+        json!({
+            "metadata": {"name": "web-1", "namespace": "default", "creationTimestamp": ago(3600)},
+            "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "nginx"}]},
+            "status": {
+                "phase": "Running",
+                "podIP": "10.0.0.9",
+                "podIPs": [{"ip": "10.0.0.9"}],
+                "conditions": [{"type": "Ready", "status": "True"}, {"type": "Initialized", "status": "True"}],
+                "containerStatuses": [{
+                    "name": "app", "ready": true, "restartCount": 0, "started": true,
+                    "state": {"running": {"startedAt": ago(3500)}}
+                }]
+            }
+        })
+    }
+
+    #[test]
+    fn pod_running() {
+        assert_eq!(
+            cells("", "Pod", &running_pod()),
+            vec![
+                json!("web-1"),
+                json!("1/1"),
+                json!("Running"),
+                json!("0"),
+                json!("60m"),
+                json!("10.0.0.9"),
+                json!("node-1"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
+        assert_eq!(row_conditions("", "Pod", &running_pod()), None);
+    }
+
+    #[test]
+    fn pod_pending_unscheduled() {
+        let pod = json!({
+            "metadata": {"name": "p", "creationTimestamp": ago(5)},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+            "status": {"phase": "Pending"}
+        });
+        assert_eq!(
+            cells("", "Pod", &pod),
+            vec![
+                json!("p"),
+                json!("0/2"),
+                json!("Pending"),
+                json!("0"),
+                json!("5s"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
+    }
+
+    #[test]
+    fn pod_crash_loop_with_restarts() {
+        let pod = json!({
+            "metadata": {"name": "crash", "creationTimestamp": ago(7200)},
+            "spec": {"containers": [{"name": "app"}]},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{
+                    "name": "app", "ready": false, "restartCount": 5,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                    "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": ago(90)}}
+                }]
+            }
+        });
+        let c = cells("", "Pod", &pod);
+        assert_eq!(c[1], json!("0/1"));
+        assert_eq!(c[2], json!("CrashLoopBackOff"));
+        assert_eq!(c[3], json!("5 (90s ago)"));
+        assert_eq!(c[4], json!("120m"));
+    }
+
+    #[test]
+    fn pod_reverse_walk_first_container_reason_wins() {
+        let pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+            "status": {"phase": "Running", "containerStatuses": [
+                {"name": "a", "state": {"waiting": {"reason": "ImagePullBackOff"}}},
+                {"name": "b", "state": {"terminated": {"exitCode": 137, "signal": 9}}}
+            ]}
+        });
+        let c = cells("", "Pod", &pod);
+        assert_eq!(c[2], json!("ImagePullBackOff"));
+        assert_eq!(c[4], json!("<unknown>"));
+        let pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "b"}]},
+            "status": {"phase": "Running", "containerStatuses": [
+                {"name": "b", "state": {"terminated": {"exitCode": 137, "signal": 9}}}
+            ]}
+        });
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Signal:9"));
+        let pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "b"}]},
+            "status": {"phase": "Running", "containerStatuses": [
+                {"name": "b", "state": {"terminated": {"exitCode": 3}}}
+            ]}
+        });
+        assert_eq!(cells("", "Pod", &pod)[2], json!("ExitCode:3"));
+    }
+
+    #[test]
+    fn pod_completed_with_running_container() {
+        let mut pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [
+                    {"name": "a", "ready": true, "state": {"running": {}}},
+                    {"name": "b", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
+                ]}
+        });
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Running"));
+        assert_eq!(cells("", "Pod", &pod)[1], json!("1/2"));
+        pod["status"]["conditions"][0]["status"] = json!("False");
+        assert_eq!(cells("", "Pod", &pod)[2], json!("NotReady"));
+    }
+
+    #[test]
+    fn pod_terminating_and_unknown() {
+        let mut pod = running_pod();
+        pod["metadata"]["deletionTimestamp"] = json!(ago(1));
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Terminating"));
+        pod["status"]["reason"] = json!("NodeLost");
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Unknown"));
+        let mut done = running_pod();
+        done["status"]["phase"] = json!("Succeeded");
+        done["status"]["containerStatuses"][0]["state"] =
+            json!({"terminated": {"exitCode": 0, "reason": "Completed"}});
+        done["status"]["containerStatuses"][0]["ready"] = json!(false);
+        done["metadata"]["deletionTimestamp"] = json!(ago(1));
+        assert_eq!(cells("", "Pod", &done)[2], json!("Completed"));
+    }
+
+    #[test]
+    fn pod_init_containers() {
+        let base = |statuses: Value| {
+            json!({
+                "metadata": {"name": "p"},
+                "spec": {"initContainers": [{"name": "i1"}, {"name": "i2"}], "containers": [{"name": "a"}]},
+                "status": {"phase": "Pending", "initContainerStatuses": statuses,
+                    "containerStatuses": [{"name": "a", "state": {"waiting": {"reason": "PodInitializing"}}}]}
+            })
+        };
+        let pod = base(json!([
+            {"name": "i1", "state": {"terminated": {"exitCode": 0}}},
+            {"name": "i2", "state": {"running": {}}}
+        ]));
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Init:1/2"));
+        let pod = base(json!([
+            {"name": "i1", "state": {"waiting": {"reason": "CrashLoopBackOff"}}, "restartCount": 2,
+             "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(30)}}}
+        ]));
+        let c = cells("", "Pod", &pod);
+        assert_eq!(c[2], json!("Init:CrashLoopBackOff"));
+        assert_eq!(c[3], json!("2 (30s ago)"));
+        let pod = base(json!([{"name": "i1", "state": {"terminated": {"exitCode": 2}}}]));
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Init:ExitCode:2"));
+        let pod = base(
+            json!([{"name": "i1", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]),
+        );
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Init:Error"));
+        let pod =
+            base(json!([{"name": "i1", "state": {"waiting": {"reason": "PodInitializing"}}}]));
+        assert_eq!(cells("", "Pod", &pod)[2], json!("Init:0/2"));
+    }
+
+    #[test]
+    fn pod_sidecar_counts_and_restarts() {
+        let pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {
+                "initContainers": [{"name": "proxy", "restartPolicy": "Always"}, {"name": "setup"}],
+                "containers": [{"name": "app"}]
+            },
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Initialized", "status": "True"}, {"type": "Ready", "status": "True"}],
+                "initContainerStatuses": [
+                    {"name": "proxy", "started": true, "ready": true, "restartCount": 1,
+                     "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(600)}}},
+                    {"name": "setup", "restartCount": 4, "state": {"terminated": {"exitCode": 0}},
+                     "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(60)}}}
+                ],
+                "containerStatuses": [{"name": "app", "ready": true, "restartCount": 2, "state": {"running": {}},
+                    "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(300)}}}]
+            }
+        });
+        let c = cells("", "Pod", &pod);
+        assert_eq!(c[1], json!("2/2"));
+        assert_eq!(c[2], json!("Running"));
+        // Only sidecar restarts survive from the init walk: 1 + 2, last at 300s ago.
+        assert_eq!(c[3], json!("3 (5m ago)"));
+    }
+
+    #[test]
+    fn pod_scheduling_gated_and_gates_and_conditions() {
+        let mut pod = json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a"}], "readinessGates": [{"conditionType": "x/ok"}, {"conditionType": "x/lb"}]},
+            "status": {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"},
+                {"type": "x/ok", "status": "True"}
+            ]}
+        });
+        let c = cells("", "Pod", &pod);
+        assert_eq!(c[2], json!("SchedulingGated"));
+        assert_eq!(c[8], json!("1/2"));
+        pod["status"]["phase"] = json!("Succeeded");
+        assert_eq!(
+            row_conditions("", "Pod", &pod),
+            Some(
+                json!([{"type": "Completed", "status": "True", "reason": "Succeeded",
+                         "message": "The pod has completed successfully."}])
+            )
+        );
+        pod["status"]["phase"] = json!("Failed");
+        assert_eq!(
+            row_conditions("", "Pod", &pod).unwrap()[0]["message"],
+            json!("The pod failed.")
+        );
+        assert_eq!(row_conditions("apps", "Deployment", &pod), None);
+    }
+
+    #[test]
+    fn node_rows() {
+        let node = json!({
+            "metadata": {"name": "node-1", "creationTimestamp": ago(86400 * 3),
+                "labels": {"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/": "x",
+                           "kubernetes.io/role": "worker", "kubernetes.io/hostname": "node-1"}},
+            "spec": {"unschedulable": true},
+            "status": {
+                "conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": "True"}],
+                "addresses": [{"type": "InternalIP", "address": "172.18.0.2"}, {"type": "Hostname", "address": "node-1"}],
+                "nodeInfo": {"kubeletVersion": "v1.33.0", "osImage": "Debian", "kernelVersion": "",
+                             "containerRuntimeVersion": "containerd://2.0"}
+            }
+        });
+        assert_eq!(
+            cells("", "Node", &node),
+            vec![
+                json!("node-1"),
+                json!("Ready,SchedulingDisabled"),
+                json!("control-plane,worker"),
+                json!("3d"),
+                json!("v1.33.0"),
+                json!("172.18.0.2"),
+                json!("<none>"),
+                json!("Debian"),
+                json!("<unknown>"),
+                json!("containerd://2.0")
+            ]
+        );
+        let bare = json!({"metadata": {"name": "n"}, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}});
+        let c = cells("", "Node", &bare);
+        assert_eq!(c[1], json!("NotReady"));
+        assert_eq!(c[2], json!("<none>"));
+        assert_eq!(
+            cells("", "Node", &json!({"metadata": {"name": "n"}}))[1],
+            json!("Unknown")
+        );
+    }
+
+    #[test]
+    fn namespace_configmap_secret_sa_lease() {
+        let ns = json!({"metadata": {"name": "default", "creationTimestamp": ago(30)}, "status": {"phase": "Active"}});
+        assert_eq!(
+            cells("", "Namespace", &ns),
+            vec![json!("default"), json!("Active"), json!("30s")]
+        );
+        let cm = json!({"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}});
+        assert_eq!(cells("", "ConfigMap", &cm)[1], json!(3));
+        let secret = json!({"metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "eA=="}, "stringData": {"a": "x", "b": "y"}});
+        assert_eq!(
+            cells("", "Secret", &secret),
+            vec![json!("s"), json!("Opaque"), json!(2), json!("<unknown>")]
+        );
+        let sa = json!({"metadata": {"name": "default"}});
+        assert_eq!(cells("", "ServiceAccount", &sa)[1], json!(0));
+        let lease = json!({"metadata": {"name": "kube-scheduler"}, "spec": {"holderIdentity": "miniplane_1"}});
+        assert_eq!(
+            cells("coordination.k8s.io", "Lease", &lease)[1],
+            json!("miniplane_1")
+        );
+        let lease = json!({"metadata": {"name": "l"}, "spec": {}});
+        assert_eq!(cells("coordination.k8s.io", "Lease", &lease)[1], json!(""));
+    }
+
+    #[test]
+    fn service_rows() {
+        let svc = json!({
+            "metadata": {"name": "web", "creationTimestamp": ago(10)},
+            "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                     "ports": [{"port": 80, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}],
+                     "selector": {"app": "web"}}
+        });
+        assert_eq!(
+            cells("", "Service", &svc),
+            vec![
+                json!("web"),
+                json!("ClusterIP"),
+                json!("10.96.0.10"),
+                json!("<none>"),
+                json!("80/TCP,53/UDP"),
+                json!("10s"),
+                json!("app=web")
+            ]
+        );
+        let np = json!({"metadata": {"name": "np"}, "spec": {"type": "NodePort", "clusterIP": "10.96.0.11",
+            "externalIPs": ["1.2.3.4"], "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}]}});
+        let c = cells("", "Service", &np);
+        assert_eq!(
+            (c[2].clone(), c[3].clone(), c[4].clone()),
+            (json!("10.96.0.11"), json!("1.2.3.4"), json!("80:30080/TCP"))
+        );
+        assert_eq!(c[6], json!("<none>"));
+        let lb = json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "clusterIPs": ["10.96.0.12"]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "5.6.7.8"}, {"hostname": "a.example.com"}, {"ip": "1.1.1.1"}, {"ip": "5.6.7.8"}]}}});
+        let c = cells("", "Service", &lb);
+        assert_eq!(c[3], json!("1.1.1.1,5.6.7.8,a.example.com"));
+        assert_eq!(c[4], json!("<none>"));
+        let pending = json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "externalIPs": []}});
+        assert_eq!(cells("", "Service", &pending)[3], json!("<pending>"));
+        let headless = json!({"metadata": {"name": "h"}, "spec": {"type": "ClusterIP", "clusterIP": "None", "clusterIPs": ["None"]}});
+        assert_eq!(cells("", "Service", &headless)[2], json!("None"));
+        let ext = json!({"metadata": {"name": "e"}, "spec": {"type": "ExternalName", "externalName": "example.com"}});
+        let c = cells("", "Service", &ext);
+        assert_eq!(
+            (c[2].clone(), c[3].clone()),
+            (json!("<none>"), json!("example.com"))
+        );
+    }
+
+    #[test]
+    fn endpoints_rows() {
+        let ep = |subsets: Value| json!({"metadata": {"name": "web"}, "subsets": subsets});
+        assert_eq!(
+            cells("", "Endpoints", &json!({"metadata": {"name": "x"}}))[1],
+            json!("<none>")
+        );
+        let one = ep(
+            json!([{"addresses": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}], "ports": [{"port": 80}]}]),
+        );
+        assert_eq!(
+            cells("", "Endpoints", &one)[1],
+            json!("10.0.0.1:80,[fd00::1]:80")
+        );
+        let many = ep(
+            json!([{"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}], "ports": [{"port": 80}, {"port": 443}]}]),
+        );
+        assert_eq!(
+            cells("", "Endpoints", &many)[1],
+            json!("10.0.0.1:80,10.0.0.2:80,10.0.0.1:443 + 1 more...")
+        );
+        let no_ports = ep(json!([{"addresses": [{"ip": "10.0.0.1"}]}]));
+        assert_eq!(cells("", "Endpoints", &no_ports)[1], json!("10.0.0.1"));
+        let not_ready =
+            ep(json!([{"notReadyAddresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]));
+        assert_eq!(cells("", "Endpoints", &not_ready)[1], json!(""));
+    }
+
+    #[test]
+    fn event_rows_core_and_events_api() {
+        let ev = json!({
+            "metadata": {"name": "web.17f", "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "name": "web-1", "fieldPath": "spec.containers{app}"},
+            "reason": "Pulled", "type": "Normal", "message": "  Successfully pulled image\n",
+            "source": {"component": "kubelet", "host": "node-1"},
+            "firstTimestamp": ago(300), "lastTimestamp": ago(60), "count": 3
+        });
+        assert_eq!(
+            cells("", "Event", &ev),
+            vec![
+                json!("60s"),
+                json!("Normal"),
+                json!("Pulled"),
+                json!("pod/web-1"),
+                json!("spec.containers{app}"),
+                json!("kubelet, node-1"),
+                json!("Successfully pulled image"),
+                json!("5m"),
+                json!(3),
+                json!("web.17f")
+            ]
+        );
+        let new_api = json!({
+            "metadata": {"name": "e2"},
+            "regarding": {"kind": "Deployment", "name": "web"},
+            "reason": "ScalingReplicaSet", "type": "Normal", "note": "Scaled up",
+            "reportingController": "deployment-controller", "reportingInstance": "",
+            "eventTime": ago(20),
+            "deprecatedCount": 0
+        });
+        let c = cells("events.k8s.io", "Event", &new_api);
+        assert_eq!(
+            c,
+            vec![
+                json!("20s"),
+                json!("Normal"),
+                json!("ScalingReplicaSet"),
+                json!("deployment/web"),
+                json!(""),
+                json!("deployment-controller"),
+                json!("Scaled up"),
+                json!("20s"),
+                json!(1),
+                json!("e2")
+            ]
+        );
+        let series = json!({
+            "metadata": {"name": "e3"}, "involvedObject": {"kind": "Node"},
+            "eventTime": ago(600), "series": {"count": 7, "lastObservedTime": ago(5)}
+        });
+        let c = cells("", "Event", &series);
+        assert_eq!(
+            (c[0].clone(), c[3].clone(), c[7].clone(), c[8].clone()),
+            (json!("5s"), json!("node"), json!("10m"), json!(7))
+        );
+        let bare = json!({"metadata": {"name": "e4"}});
+        let c = cells("", "Event", &bare);
+        assert_eq!(
+            (c[0].clone(), c[7].clone()),
+            (json!("<unknown>"), json!("<unknown>"))
+        );
+    }
+
+    fn deployment(ready: i64, updated: i64, available: i64) -> Value {
+        json!({
+            "metadata": {"name": "web", "creationTimestamp": ago(45)},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}, {"name": "side", "image": "busybox"}]}}},
+            "status": {"replicas": 4, "readyReplicas": ready, "updatedReplicas": updated, "availableReplicas": available}
+        })
+    }
+
+    #[test]
+    fn deployment_mid_rollout() {
+        assert_eq!(
+            cells("apps", "Deployment", &deployment(2, 1, 2)),
+            vec![
+                json!("web"),
+                json!("2/3"),
+                json!(1),
+                json!(2),
+                json!("45s"),
+                json!("nginx,side"),
+                json!("nginx:1.27,busybox"),
+                json!("app=web")
+            ]
+        );
+        let mut empty_sel = deployment(0, 0, 0);
+        empty_sel["spec"]["selector"] = json!({});
+        assert_eq!(cells("apps", "Deployment", &empty_sel)[7], json!(""));
+    }
+
+    #[test]
+    fn replica_set_stateful_set_daemon_set() {
+        let rs = json!({
+            "metadata": {"name": "web-7d4b9"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "7d4b9"}},
+                     "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}},
+            "status": {"replicas": 3, "readyReplicas": 1}
+        });
+        assert_eq!(
+            cells("apps", "ReplicaSet", &rs),
+            vec![
+                json!("web-7d4b9"),
+                json!(3),
+                json!(3),
+                json!(1),
+                json!("<unknown>"),
+                json!("nginx"),
+                json!("nginx"),
+                json!("app=web,pod-template-hash=7d4b9")
+            ]
+        );
+        let sts = json!({"metadata": {"name": "db"}, "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "pg", "image": "postgres"}]}}},
+                         "status": {"readyReplicas": 1}});
+        assert_eq!(
+            cells("apps", "StatefulSet", &sts),
+            vec![
+                json!("db"),
+                json!("1/2"),
+                json!("<unknown>"),
+                json!("pg"),
+                json!("postgres")
+            ]
+        );
+        let ds = json!({
+            "metadata": {"name": "agent"},
+            "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["agent"]}]},
+                     "template": {"spec": {"nodeSelector": {"kubernetes.io/os": "linux"}, "containers": [{"name": "a", "image": "agent:1"}]}}},
+            "status": {"desiredNumberScheduled": 3, "currentNumberScheduled": 3, "numberReady": 2, "updatedNumberScheduled": 3, "numberAvailable": 2}
+        });
+        assert_eq!(
+            cells("apps", "DaemonSet", &ds),
+            vec![
+                json!("agent"),
+                json!(3),
+                json!(3),
+                json!(2),
+                json!(3),
+                json!(2),
+                json!("kubernetes.io/os=linux"),
+                json!("<unknown>"),
+                json!("a"),
+                json!("agent:1"),
+                json!("app in (agent)")
+            ]
+        );
+        let mut no_sel = ds.clone();
+        no_sel["spec"]["template"]["spec"]["nodeSelector"] = json!({});
+        no_sel["spec"]["selector"] = Value::Null;
+        let c = cells("apps", "DaemonSet", &no_sel);
+        assert_eq!(
+            (c[6].clone(), c[10].clone()),
+            (json!("<none>"), json!("<none>"))
+        );
+    }
+
+    #[test]
+    fn controller_revision_rows() {
+        let cr = json!({
+            "metadata": {"name": "agent-5f6", "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": true}]},
+            "revision": 2
+        });
+        assert_eq!(
+            cells("apps", "ControllerRevision", &cr),
+            vec![
+                json!("agent-5f6"),
+                json!("daemonset.apps/agent"),
+                json!(2),
+                json!("<unknown>")
+            ]
+        );
+        let core = json!({"metadata": {"name": "x", "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "controller": true}]}, "revision": 1});
+        assert_eq!(
+            cells("apps", "ControllerRevision", &core)[1],
+            json!("pod/p")
+        );
+        let orphan = json!({"metadata": {"name": "x"}, "revision": 1});
+        assert_eq!(
+            cells("apps", "ControllerRevision", &orphan)[1],
+            json!("<none>")
+        );
+    }
+
+    #[test]
+    fn job_rows() {
+        let complete = json!({
+            "metadata": {"name": "pi", "creationTimestamp": ago(400)},
+            "spec": {"completions": 1, "parallelism": 1, "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "abc"}},
+                     "template": {"spec": {"containers": [{"name": "pi", "image": "perl"}]}}},
+            "status": {"succeeded": 1, "startTime": ago(400), "completionTime": ago(300),
+                       "conditions": [{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}
+        });
+        assert_eq!(
+            cells("batch", "Job", &complete),
+            vec![
+                json!("pi"),
+                json!("Complete"),
+                json!("1/1"),
+                json!("100s"),
+                json!("6m40s"),
+                json!("pi"),
+                json!("perl"),
+                json!("batch.kubernetes.io/controller-uid=abc")
+            ]
+        );
+        let running = json!({"metadata": {"name": "r"}, "spec": {"parallelism": 3}, "status": {"startTime": ago(30)}});
+        let c = cells("batch", "Job", &running);
+        assert_eq!(
+            (c[1].clone(), c[2].clone(), c[3].clone()),
+            (json!("Running"), json!("0/1 of 3"), json!("30s"))
+        );
+        let fresh = json!({"metadata": {"name": "f"}, "spec": {}});
+        let c = cells("batch", "Job", &fresh);
+        assert_eq!((c[2].clone(), c[3].clone()), (json!("0/1"), json!("")));
+        let failed = json!({"metadata": {"name": "x", "deletionTimestamp": ago(1)}, "status": {"conditions": [{"type": "Failed", "status": "True"}]}});
+        assert_eq!(cells("batch", "Job", &failed)[1], json!("Failed"));
+        let deleting = json!({"metadata": {"name": "x", "deletionTimestamp": ago(1)}, "status": {"conditions": [{"type": "Suspended", "status": "True"}]}});
+        assert_eq!(cells("batch", "Job", &deleting)[1], json!("Terminating"));
+        let suspended = json!({"metadata": {"name": "x"}, "status": {"conditions": [{"type": "Suspended", "status": "True"}, {"type": "Complete", "status": "False"}]}});
+        assert_eq!(cells("batch", "Job", &suspended)[1], json!("Suspended"));
+    }
+
+    #[test]
+    fn cron_job_rows() {
+        let cj = json!({
+            "metadata": {"name": "hello", "creationTimestamp": ago(3600 * 5)},
+            "spec": {"schedule": "*/1 * * * *", "suspend": false,
+                     "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "hello", "image": "busybox"}]}}}}},
+            "status": {"active": [{"name": "hello-1"}], "lastScheduleTime": ago(42)}
+        });
+        assert_eq!(
+            cells("batch", "CronJob", &cj),
+            vec![
+                json!("hello"),
+                json!("*/1 * * * *"),
+                json!("<none>"),
+                json!("False"),
+                json!(1),
+                json!("42s"),
+                json!("5h"),
+                json!("hello"),
+                json!("busybox"),
+                json!("<none>")
+            ]
+        );
+        let bare = json!({"metadata": {"name": "c"}, "spec": {"schedule": "@daily", "timeZone": "Etc/UTC"}});
+        let c = cells("batch", "CronJob", &bare);
+        assert_eq!(
+            (c[2].clone(), c[3].clone(), c[4].clone(), c[5].clone()),
+            (
+                json!("Etc/UTC"),
+                json!("<unset>"),
+                json!(0),
+                json!("<none>")
+            )
+        );
+    }
+
+    #[test]
+    fn default_table_for_unknown_kinds() {
+        let obj = json!({"metadata": {"name": "w", "creationTimestamp": "2025-05-01T10:00:00Z"}});
+        assert_eq!(
+            cells("example.com", "Widget", &obj),
+            vec![json!("w"), json!("2025-05-01T10:00:00Z")]
+        );
+        let no_ts = json!({"metadata": {"name": "w"}});
+        assert_eq!(
+            cells("example.com", "Widget", &no_ts)[1],
+            json!("0001-01-01T00:00:00Z")
+        );
+        // A known kind name in another group is not mistaken for the built-in one.
+        assert_eq!(names("example.com", "Pod"), ["Name", "Created At"]);
+    }
+}

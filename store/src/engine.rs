@@ -127,7 +127,12 @@ impl Engine {
         self.read().objects.get(key).cloned()
     }
 
-    pub fn list(&self, prefix: &str, start_after: Option<&str>, limit: Option<usize>) -> ListResult {
+    pub fn list(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: Option<usize>,
+    ) -> ListResult {
         let state = self.read();
         let start = match start_after {
             Some(after) if after >= prefix => Bound::Excluded(after),
@@ -164,7 +169,11 @@ impl Engine {
 
     /// Simulated ms since the Unix epoch (0 for a clock set before it).
     fn now_ms(&self) -> u64 {
-        let since_epoch = self.clock.now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let since_epoch = self
+            .clock
+            .now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
     }
 
@@ -188,7 +197,10 @@ impl Engine {
                 batch.insert(layout::object_key(key), layout::encode_record(&record))
             }
         }
-        batch.insert(layout::history_key(revision), layout::encode_event(&event, now_ms));
+        batch.insert(
+            layout::history_key(revision),
+            layout::encode_event(&event, now_ms),
+        );
         batch.insert(layout::META_REVISION, &layout::encode_u64(revision));
         let trim = state.history.excess(now_ms, 1);
         add_trim(&mut batch, &state.history, trim);
@@ -203,7 +215,9 @@ impl Engine {
         state.revision = revision;
         match event.kind {
             EventKind::Deleted => state.objects.remove(key),
-            EventKind::Added | EventKind::Modified => state.objects.insert(key.to_string(), record.clone()),
+            EventKind::Added | EventKind::Modified => {
+                state.objects.insert(key.to_string(), record.clone())
+            }
         };
         if let Some(events) = &state.events {
             let _ = events.send(event); // Err only means: no watcher right now
@@ -265,7 +279,9 @@ fn open_sled(config: &sled::Config) -> Result<sled::Db> {
     let mut waited = Duration::ZERO;
     loop {
         match config.open() {
-            Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") && waited < LOCK_WAIT => {
+            Err(sled::Error::Io(e))
+                if e.to_string().contains("could not acquire lock") && waited < LOCK_WAIT =>
+            {
                 let step = Duration::from_millis(10);
                 // Real time on purpose: this waits for another thread to
                 // release an OS file lock, not for simulated time to pass.
@@ -293,9 +309,16 @@ fn add_trim(batch: &mut sled::Batch, history: &History, n: usize) {
 
 /// Checks `op`'s precondition against the `current` record and works out
 /// the event and the resulting record, without changing anything.
-fn plan(key: &str, current: Option<&Record>, op: Op, revision: Revision) -> Result<(Event, Record)> {
+fn plan(
+    key: &str,
+    current: Option<&Record>,
+    op: Op,
+    revision: Revision,
+) -> Result<(Event, Record)> {
     let check = |current: Option<&Record>, expected: Option<Revision>| match current {
-        None => Err(Error::NotFound { key: key.to_string() }),
+        None => Err(Error::NotFound {
+            key: key.to_string(),
+        }),
         Some(record) => match expected {
             Some(expected) if expected != record.mod_revision => Err(Error::Conflict {
                 key: key.to_string(),
@@ -315,7 +338,9 @@ fn plan(key: &str, current: Option<&Record>, op: Op, revision: Revision) -> Resu
     match op {
         Op::Create(value) => {
             if current.is_some() {
-                return Err(Error::AlreadyExists { key: key.to_string() });
+                return Err(Error::AlreadyExists {
+                    key: key.to_string(),
+                });
             }
             let record = Record {
                 key: key.to_string(),
@@ -332,7 +357,10 @@ fn plan(key: &str, current: Option<&Record>, op: Op, revision: Revision) -> Resu
                 mod_revision: revision,
                 ..old.clone()
             };
-            Ok((event(EventKind::Modified, &record.value, Some(&old.value)), record))
+            Ok((
+                event(EventKind::Modified, &record.value, Some(&old.value)),
+                record,
+            ))
         }
         Op::Delete(expected) => {
             let old = check(current, expected)?;

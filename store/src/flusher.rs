@@ -114,7 +114,9 @@ impl Flusher {
         }
         let progress = rx
             .wait_for(|p| {
-                p.flushed >= revision || p.stopped || p.failed.as_ref().is_some_and(|(r, _)| *r >= revision)
+                p.flushed >= revision
+                    || p.stopped
+                    || p.failed.as_ref().is_some_and(|(r, _)| *r >= revision)
             })
             .await
             // The sender lives in `shared`, which we hold: it cannot be dropped.
@@ -142,7 +144,11 @@ impl Flusher {
 impl Drop for Flusher {
     fn drop(&mut self) {
         self.stop();
-        let thread = self.thread.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        let thread = self
+            .thread
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(thread) = thread
             && thread.join().is_err()
         {
@@ -157,7 +163,10 @@ fn run(shared: &Shared, db: &sled::Db, mut flushed: Revision) {
         let target = {
             let mut requests = lock(&shared.requests);
             while requests.wanted <= flushed && !requests.stop {
-                requests = shared.wake.wait(requests).unwrap_or_else(PoisonError::into_inner);
+                requests = shared
+                    .wake
+                    .wait(requests)
+                    .unwrap_or_else(PoisonError::into_inner);
             }
             if requests.wanted <= flushed {
                 break; // stopping, and nothing left to flush
@@ -172,7 +181,9 @@ fn run(shared: &Shared, db: &sled::Db, mut flushed: Revision) {
             Ok(_) => shared.progress.send_modify(|p| p.flushed = target),
             Err(e) => {
                 tracing::error!(error = %e, target, "store flush failed");
-                shared.progress.send_modify(|p| p.failed = Some((target, e)));
+                shared
+                    .progress
+                    .send_modify(|p| p.failed = Some((target, e)));
             }
         }
     }

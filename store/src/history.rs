@@ -34,7 +34,12 @@ pub(crate) struct History {
 }
 
 impl History {
-    pub fn new(entries: VecDeque<Entry>, oldest: Revision, max_events: usize, max_age: Duration) -> Self {
+    pub fn new(
+        entries: VecDeque<Entry>,
+        oldest: Revision,
+        max_events: usize,
+        max_age: Duration,
+    ) -> Self {
         History {
             entries,
             oldest,
@@ -73,7 +78,7 @@ impl History {
 
     /// Forgets the first `n` events; `oldest` moves to the last one dropped.
     pub fn drop_front(&mut self, n: usize) {
-        if let Some(last) = self.entries.drain(..n).last() {
+        if let Some(last) = self.entries.drain(..n).next_back() {
             self.oldest = last.revision;
         }
     }

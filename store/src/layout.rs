@@ -134,12 +134,16 @@ pub(crate) fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
 }
 
 pub(crate) fn decode_revision_key(key: &[u8]) -> Result<Revision> {
-    let bytes = key.strip_prefix(HISTORY).ok_or_else(|| corrupt("history key"))?;
+    let bytes = key
+        .strip_prefix(HISTORY)
+        .ok_or_else(|| corrupt("history key"))?;
     decode_u64(bytes, "history key")
 }
 
 fn decode_record(key: &[u8], bytes: &[u8]) -> Result<Record> {
-    let key = key.strip_prefix(OBJECT).ok_or_else(|| corrupt("object key"))?;
+    let key = key
+        .strip_prefix(OBJECT)
+        .ok_or_else(|| corrupt("object key"))?;
     let key = std::str::from_utf8(key).map_err(|_| corrupt("object key"))?;
     let mut r = Reader {
         bytes,
@@ -252,9 +256,15 @@ pub(crate) fn recover(db: &sled::Db) -> Result<Recovered> {
         if rev <= oldest {
             continue; // trimmed in memory before a crash hid the removal
         }
-        let expected = history.back().map_or(oldest + 1, |e: &Entry| e.revision + 1);
+        let expected = history
+            .back()
+            .map_or(oldest + 1, |e: &Entry| e.revision + 1);
         if rev != expected {
-            tracing::warn!(rev, expected, "gap in watch history; treating the part before it as compacted");
+            tracing::warn!(
+                rev,
+                expected,
+                "gap in watch history; treating the part before it as compacted"
+            );
             history.clear();
             oldest = rev - 1;
         }
@@ -267,7 +277,10 @@ pub(crate) fn recover(db: &sled::Db) -> Result<Recovered> {
         revision = revision.max(last.revision);
     }
     if history.back().map_or(oldest, |e| e.revision) != revision {
-        tracing::warn!(revision, "watch history does not reach the last revision; compacting it all");
+        tracing::warn!(
+            revision,
+            "watch history does not reach the last revision; compacting it all"
+        );
         history.clear();
         oldest = revision;
     }

@@ -189,7 +189,10 @@ pub enum Error {
         actual: Revision,
     },
     #[error("revision {requested} is compacted; the oldest watchable revision is {oldest}")]
-    Expired { requested: Revision, oldest: Revision },
+    Expired {
+        requested: Revision,
+        oldest: Revision,
+    },
     #[error("the store is closed")]
     Closed,
     #[error("storage error: {0}")]
@@ -274,7 +277,11 @@ impl Store {
 
     /// Deletes `key`, returning its last record and the revision of the
     /// delete. Fails like [`Store::update`].
-    pub async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<(Record, Revision)> {
+    pub async fn delete(
+        &self,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> Result<(Record, Revision)> {
         let (record, revision) = self.engine.commit(key, Op::Delete(expected))?;
         self.engine.durable(revision).await?;
         Ok((record, revision))

@@ -1,1 +1,214 @@
-//! e2e
+//! Test harness: an in-process miniplane and the real `kubectl` binary.
+//!
+//! Every end-to-end test starts its own [`Cluster`] on a free loopback port
+//! with a temporary data dir, and drives it with `kubectl` exactly as a user
+//! would, with a kubeconfig and a fresh discovery cache of its own. Nothing
+//! is mocked.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub use miniplane::{Config, Server};
+
+/// A running miniplane plus what kubectl needs to reach it.
+pub struct Cluster {
+    /// The server (None after [`Cluster::stop`]).
+    pub server: Option<Server>,
+    kubeconfig: PathBuf,
+    /// Holds the kubectl cache dir and the test's files.
+    pub dir: tempfile::TempDir,
+    /// Which kubectl to run (`kubectl`, or a versioned `kubectl.1.NN`).
+    pub kubectl: PathBuf,
+}
+
+/// The result of one kubectl run.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit status was 0.
+    pub success: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Self {
+        Run {
+            success: o.status.success(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Cluster {
+    /// Starts a throwaway miniplane.
+    pub async fn start() -> Cluster {
+        Self::start_with(Config::ephemeral()).await
+    }
+
+    /// Starts miniplane with `config`.
+    pub async fn start_with(config: Config) -> Cluster {
+        let server = Server::start(config).await.expect("miniplane starts");
+        let kubeconfig = server.kubeconfig().to_path_buf();
+        Cluster {
+            server: Some(server),
+            kubeconfig,
+            dir: tempfile::tempdir().expect("temp dir"),
+            kubectl: PathBuf::from("kubectl"),
+        }
+    }
+
+    /// The server.
+    pub fn server(&self) -> &Server {
+        self.server.as_ref().expect("server is running")
+    }
+
+    /// Uses another kubectl binary for later calls.
+    pub fn with_kubectl(mut self, path: PathBuf) -> Self {
+        self.kubectl = path;
+        self
+    }
+
+    /// Writes a file into the test dir and returns its path.
+    pub fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, contents).expect("write test file");
+        p
+    }
+
+    /// Runs kubectl with `args`.
+    pub async fn run(&self, args: &[&str]) -> Run {
+        let cache = self.dir.path().join("kube-cache");
+        tokio::process::Command::new(&self.kubectl)
+            .args(args)
+            .arg(format!("--cache-dir={}", cache.display()))
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.dir.path())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("running {}: {e}", self.kubectl.display()))
+            .into()
+    }
+
+    /// Runs kubectl and returns stdout; panics with stderr if it failed.
+    pub async fn ok(&self, args: &[&str]) -> String {
+        let r = self.run(args).await;
+        assert!(r.success, "kubectl {args:?} failed:\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+        r.stdout
+    }
+
+    /// Runs kubectl expecting failure; returns stderr.
+    pub async fn fails(&self, args: &[&str]) -> String {
+        let r = self.run(args).await;
+        assert!(!r.success, "kubectl {args:?} should have failed, printed:\n{}", r.stdout);
+        r.stderr
+    }
+
+    /// `kubectl get <what> -o json`, parsed.
+    pub async fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.extend(["-o", "json"]);
+        let out = self.ok(&all).await;
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("kubectl {args:?} -o json: {e}: {out}"))
+    }
+
+    /// Stops the server.
+    pub async fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop().await.expect("clean stop");
+        }
+    }
+}
+
+/// The directory holding the versioned kubectl binaries (`kubectl.1.27` ...),
+/// beside the `kubectl` found on PATH.
+pub fn kubectl_dir() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let found = std::env::split_paths(&path).map(|d| d.join("kubectl")).find(|p| p.is_file())?;
+    let real = std::fs::canonicalize(found).ok()?;
+    real.parent().map(Path::to_path_buf)
+}
+
+/// The versioned kubectl binary `kubectl.1.<minor>`, when installed.
+pub fn versioned_kubectl(minor: u32) -> Option<PathBuf> {
+    let p = kubectl_dir()?.join(format!("kubectl.1.{minor}"));
+    p.is_file().then_some(p)
+}
+
+/// A raw HTTP response.
+#[derive(Debug)]
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// Header lines, lower-cased names.
+    pub headers: Vec<(String, String)>,
+    /// The body (de-chunked).
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// The first header named `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends one HTTP/1.1 request with `Connection: close` and reads the whole
+/// response: enough for tests that need to send what kubectl never would.
+pub async fn http(addr: std::net::SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> HttpResponse {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.expect("write request");
+    s.write_all(body).await.expect("write body");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.expect("read response");
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> HttpResponse {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
+        body = dechunk(&body);
+    }
+    HttpResponse { status, headers, body }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..eol]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = eol + 2;
+        out.extend_from_slice(&data[start..start + size]);
+        data = &data[(start + size + 2).min(data.len())..];
+    }
+    out
+}

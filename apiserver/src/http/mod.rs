@@ -29,7 +29,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::Api;
-use crate::hooks::OpenApi;
+use crate::openapi::OpenApi;
 use negotiate::json_response;
 
 /// Everything a handler needs. Cheap to clone.

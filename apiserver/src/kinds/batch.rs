@@ -35,20 +35,32 @@ pub fn default_job(obj: &mut Value) {
 }
 
 fn default_job_spec(spec: &mut Value) {
-    if spec.get("completions").is_none_or(Value::is_null) && spec.get("parallelism").is_none_or(Value::is_null) {
+    if spec.get("completions").is_none_or(Value::is_null)
+        && spec.get("parallelism").is_none_or(Value::is_null)
+    {
         set(spec, "completions", json!(1));
         set(spec, "parallelism", json!(1));
     }
     default_key(spec, "parallelism", json!(1));
-    let per_index = spec.get("backoffLimitPerIndex").is_some_and(|v| !v.is_null());
-    default_key(spec, "backoffLimit", json!(if per_index { i64::from(i32::MAX) } else { 6 }));
+    let per_index = spec
+        .get("backoffLimitPerIndex")
+        .is_some_and(|v| !v.is_null());
+    default_key(
+        spec,
+        "backoffLimit",
+        json!(if per_index { i64::from(i32::MAX) } else { 6 }),
+    );
     default_key(spec, "completionMode", json!("NonIndexed"));
     default_key(spec, "suspend", json!(false));
     let has_pfp = spec.get("podFailurePolicy").is_some_and(|v| v.is_object());
     default_key(
         spec,
         "podReplacementPolicy",
-        json!(if has_pfp { "Failed" } else { "TerminatingOrFailed" }),
+        json!(if has_pfp {
+            "Failed"
+        } else {
+            "TerminatingOrFailed"
+        }),
     );
     default_key(spec, "manualSelector", json!(false));
     if let Some(rules) = spec
@@ -75,10 +87,10 @@ fn copy_template_labels(obj: &mut Value) {
     if job_has_labels {
         return;
     }
-    if let Some(labels) = get(obj, &["spec", "template", "metadata", "labels"]).cloned() {
-        if labels.is_object() {
-            set_meta(obj, "labels", labels);
-        }
+    if let Some(labels) = get(obj, &["spec", "template", "metadata", "labels"]).cloned()
+        && labels.is_object()
+    {
+        set_meta(obj, "labels", labels);
     }
 }
 
@@ -154,7 +166,11 @@ fn validate_generated_selector(obj: &Value) -> Vec<FieldError> {
     for key in [LEGACY_UID_LABEL, UID_LABEL] {
         let v = get_str(labels, &[key]);
         if v != uid {
-            errs.push(FieldError::invalid(format!("{path}[{key}]"), json!(v), format!("must be '{uid}'")));
+            errs.push(FieldError::invalid(
+                format!("{path}[{key}]"),
+                json!(v),
+                format!("must be '{uid}'"),
+            ));
         }
     }
     errs
@@ -163,7 +179,13 @@ fn validate_generated_selector(obj: &Value) -> Vec<FieldError> {
 /// `validateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec`).
 fn validate_job_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    for key in ["parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"] {
+    for key in [
+        "parallelism",
+        "completions",
+        "activeDeadlineSeconds",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+    ] {
         errs.extend(nonnegative(spec.get(key), &format!("{path}.{key}")));
     }
     let mode = get_str(spec, &["completionMode"]);
@@ -219,10 +241,18 @@ pub fn validate_job_update(new: &Value, old: &Value) -> Vec<FieldError> {
         ));
     }
     if !sem_eq(ns.get("selector"), os.get("selector")) {
-        errs.push(invalid_raw("spec.selector", go_label_selector(ns.get("selector")), "field is immutable"));
+        errs.push(invalid_raw(
+            "spec.selector",
+            go_label_selector(ns.get("selector")),
+            "field is immutable",
+        ));
     }
     if !template_update_allowed(new, old) {
-        errs.push(invalid_raw("spec.template", "core.PodTemplateSpec{...}".to_string(), "field is immutable"));
+        errs.push(invalid_raw(
+            "spec.template",
+            "core.PodTemplateSpec{...}".to_string(),
+            "field is immutable",
+        ));
     }
     for key in ["completionMode", "podFailurePolicy", "backoffLimitPerIndex"] {
         if !sem_eq(ns.get(key), os.get(key)) {
@@ -237,7 +267,10 @@ pub fn validate_job_update(new: &Value, old: &Value) -> Vec<FieldError> {
 }
 
 fn template_update_allowed(new: &Value, old: &Value) -> bool {
-    let (nt, ot) = (get(new, &["spec", "template"]), get(old, &["spec", "template"]));
+    let (nt, ot) = (
+        get(new, &["spec", "template"]),
+        get(old, &["spec", "template"]),
+    );
     if sem_eq(nt, ot) {
         return true;
     }
@@ -291,7 +324,11 @@ pub fn default_cronjob(obj: &mut Value) {
 pub fn validate_cronjob_name(obj: &Value) -> Vec<FieldError> {
     let name = get_str(obj, &["metadata", "name"]);
     if name.len() > 52 {
-        vec![FieldError::invalid("metadata.name", json!(name), "must be no more than 52 characters")]
+        vec![FieldError::invalid(
+            "metadata.name",
+            json!(name),
+            "must be no more than 52 characters",
+        )]
     } else {
         Vec::new()
     }
@@ -313,7 +350,11 @@ pub fn validate_cronjob(obj: &Value) -> Vec<FieldError> {
         "spec.concurrencyPolicy",
         &["Allow", "Forbid", "Replace"],
     ));
-    for key in ["startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
+    for key in [
+        "startingDeadlineSeconds",
+        "successfulJobsHistoryLimit",
+        "failedJobsHistoryLimit",
+    ] {
         errs.extend(nonnegative(spec.get(key), &format!("spec.{key}")));
     }
     let jt_spec = get(spec, &["jobTemplate", "spec"]).unwrap_or(&empty);
@@ -339,13 +380,19 @@ pub fn validate_cronjob(obj: &Value) -> Vec<FieldError> {
 /// the field count. TODO: full field syntax (e.g. with the `croner` crate).
 fn schedule_error(schedule: &str) -> Option<String> {
     const DESCRIPTORS: [&str; 8] = [
-        "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", "@every",
+        "@yearly",
+        "@annually",
+        "@monthly",
+        "@weekly",
+        "@daily",
+        "@midnight",
+        "@hourly",
+        "@every",
     ];
     let s = schedule.trim();
     if s.starts_with('@') {
         let word = s.split_whitespace().next().unwrap_or_default();
-        return (!DESCRIPTORS.contains(&word))
-            .then(|| format!("unrecognized descriptor: {s}"));
+        return (!DESCRIPTORS.contains(&word)).then(|| format!("unrecognized descriptor: {s}"));
     }
     let fields: Vec<&str> = s.split_whitespace().collect();
     (fields.len() != 5).then(|| {

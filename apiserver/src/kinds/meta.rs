@@ -308,7 +308,12 @@ pub fn go_label_selector(sel: Option<&Value>) -> String {
 }
 
 fn go_requirement(r: &Value) -> String {
-    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let s = |k: &str| {
+        r.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let values = match r.get("values").and_then(Value::as_array) {
         None => "[]string(nil)".to_string(),
         Some(v) => {
@@ -409,13 +414,20 @@ fn validate_owner_references(refs: Option<&Value>, path: &str) -> Vec<FieldError
         }
         for key in ["kind", "name", "uid"] {
             if s(key).is_empty() {
-                errs.push(FieldError::invalid(format!("{path}.{key}"), json!(""), "must not be empty"));
+                errs.push(FieldError::invalid(
+                    format!("{path}.{key}"),
+                    json!(""),
+                    "must not be empty",
+                ));
             }
         }
         if s("apiVersion") == "v1" && s("kind") == "Event" {
             errs.push(invalid_raw(
                 path,
-                format!("v1.OwnerReference{{APIVersion:\"v1\", Kind:\"Event\", Name:{:?}}}", s("name")),
+                format!(
+                    "v1.OwnerReference{{APIVersion:\"v1\", Kind:\"Event\", Name:{:?}}}",
+                    s("name")
+                ),
                 "/v1, Kind=Event is disallowed from being an owner",
             ));
         }
@@ -497,12 +509,19 @@ pub fn validate_object_meta(obj: &Value, namespaced: bool, rule: NameRule) -> Ve
     let generate_name = s("generateName");
     if !generate_name.is_empty() {
         for msg in rule.check(generate_name, true) {
-            errs.push(FieldError::invalid("metadata.generateName", json!(generate_name), msg));
+            errs.push(FieldError::invalid(
+                "metadata.generateName",
+                json!(generate_name),
+                msg,
+            ));
         }
     }
     let name = s("name");
     if name.is_empty() {
-        errs.push(FieldError::required("metadata.name", "name or generateName is required"));
+        errs.push(FieldError::required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
     } else {
         for msg in rule.check(name, false) {
             errs.push(FieldError::invalid("metadata.name", json!(name), msg));
@@ -518,19 +537,33 @@ pub fn validate_object_meta(obj: &Value, namespaced: bool, rule: NameRule) -> Ve
             }
         }
     } else if !ns.is_empty() {
-        errs.push(FieldError::forbidden("metadata.namespace", "not allowed on this type"));
+        errs.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
     }
     errs.extend(nonnegative(meta.get("generation"), "metadata.generation"));
     errs.extend(validate_meta_common(meta));
     errs
 }
 
-fn immutable(new: Option<&Value>, old: Option<&Value>, field: &str, render: fn(Option<&Value>) -> Value) -> Option<FieldError> {
-    let norm = |v: Option<&Value>| v.filter(|x| !x.is_null() && x.as_str() != Some(""));
+fn immutable(
+    new: Option<&Value>,
+    old: Option<&Value>,
+    field: &str,
+    render: fn(Option<&Value>) -> Value,
+) -> Option<FieldError> {
+    fn norm(v: Option<&Value>) -> Option<&Value> {
+        v.filter(|x| !x.is_null() && x.as_str() != Some(""))
+    }
     if norm(new) == norm(old) {
         return None;
     }
-    Some(FieldError::invalid(field, render(new), "field is immutable"))
+    Some(FieldError::invalid(
+        field,
+        render(new),
+        "field is immutable",
+    ))
 }
 
 fn as_string_value(v: Option<&Value>) -> Value {
@@ -568,19 +601,44 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> 
     let new_gen = nm.get("generation").and_then(Value::as_i64).unwrap_or(0);
     let old_gen = om.get("generation").and_then(Value::as_i64).unwrap_or(0);
     if new_gen < old_gen {
-        errs.push(FieldError::invalid("metadata.generation", json!(new_gen), "must not be decremented"));
+        errs.push(FieldError::invalid(
+            "metadata.generation",
+            json!(new_gen),
+            "must not be decremented",
+        ));
     }
     for key in ["name", "namespace", "uid"] {
-        errs.extend(immutable(nm.get(key), om.get(key), &format!("metadata.{key}"), as_string_value));
+        errs.extend(immutable(
+            nm.get(key),
+            om.get(key),
+            &format!("metadata.{key}"),
+            as_string_value,
+        ));
     }
-    if let Some(mut e) = immutable(nm.get("creationTimestamp"), om.get("creationTimestamp"), "metadata.creationTimestamp", as_plain_value) {
+    if let Some(mut e) = immutable(
+        nm.get("creationTimestamp"),
+        om.get("creationTimestamp"),
+        "metadata.creationTimestamp",
+        as_plain_value,
+    ) {
         e.value = None;
-        e.detail = format!("{}: field is immutable", go_time(nm.get("creationTimestamp")));
+        e.detail = format!(
+            "{}: field is immutable",
+            go_time(nm.get("creationTimestamp"))
+        );
         errs.push(e);
     }
-    if let Some(mut e) = immutable(nm.get("deletionTimestamp"), om.get("deletionTimestamp"), "metadata.deletionTimestamp", as_plain_value) {
+    if let Some(mut e) = immutable(
+        nm.get("deletionTimestamp"),
+        om.get("deletionTimestamp"),
+        "metadata.deletionTimestamp",
+        as_plain_value,
+    ) {
         e.value = None;
-        e.detail = format!("{}: field is immutable", go_time(nm.get("deletionTimestamp")));
+        e.detail = format!(
+            "{}: field is immutable",
+            go_time(nm.get("deletionTimestamp"))
+        );
         errs.push(e);
     }
     errs.extend(immutable(
@@ -602,15 +660,24 @@ pub fn validate_label_selector(sel: Option<&Value>, path: &str) -> Vec<FieldErro
     };
     let exprs = sel.get("matchExpressions").and_then(Value::as_array);
     for (i, r) in exprs.into_iter().flatten().enumerate() {
-        errs.extend(validate_requirement(r, &format!("{path}.matchExpressions[{i}]")));
+        errs.extend(validate_requirement(
+            r,
+            &format!("{path}.matchExpressions[{i}]"),
+        ));
     }
-    errs.extend(validate_labels(sel.get("matchLabels"), &format!("{path}.matchLabels")));
+    errs.extend(validate_labels(
+        sel.get("matchLabels"),
+        &format!("{path}.matchLabels"),
+    ));
     errs
 }
 
 fn validate_requirement(r: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let op = r.get("operator").and_then(Value::as_str).unwrap_or_default();
+    let op = r
+        .get("operator")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let values = string_list(r.get("values"));
     match op {
         "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
@@ -634,7 +701,11 @@ fn validate_requirement(r: &Value, path: &str) -> Vec<FieldError> {
     }
     for (i, v) in values.iter().enumerate() {
         for msg in is_valid_label_value(v) {
-            errs.push(FieldError::invalid(format!("{path}.values[{i}]"), json!(v), msg));
+            errs.push(FieldError::invalid(
+                format!("{path}.values[{i}]"),
+                json!(v),
+                msg,
+            ));
         }
     }
     errs
@@ -656,17 +727,21 @@ pub fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
     let empty = Map::new();
     let labels = labels.and_then(Value::as_object).unwrap_or(&empty);
     let get = |k: &str| labels.get(k).and_then(Value::as_str);
-    if let Some(Value::Object(ml)) = sel.get("matchLabels") {
-        if ml.iter().any(|(k, v)| get(k) != v.as_str()) {
-            return false;
-        }
+    if let Some(Value::Object(ml)) = sel.get("matchLabels")
+        && ml.iter().any(|(k, v)| get(k) != v.as_str())
+    {
+        return false;
     }
     let exprs = sel.get("matchExpressions").and_then(Value::as_array);
     exprs.into_iter().flatten().all(|r| {
         let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
         let values = string_list(r.get("values"));
         let has = |v: &str| values.iter().any(|x| x == v);
-        match r.get("operator").and_then(Value::as_str).unwrap_or_default() {
+        match r
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
             "In" => get(key).is_some_and(has),
             "NotIn" => !get(key).is_some_and(has),
             "Exists" => get(key).is_some(),

@@ -183,11 +183,16 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
                 )
         }
         Kind::DaemonSet => workloads::prepare_daemonset_update(new, old),
-        Kind::Other => !sem_eq(Some(&without_meta_status(new)), Some(&without_meta_status(old))),
+        Kind::Other => !sem_eq(
+            Some(&without_meta_status(new)),
+            Some(&without_meta_status(old)),
+        ),
         _ => !sem_eq(new.get("spec"), old.get("spec")),
     };
     if info.has_generation && bump {
-        let g = get(old, &["metadata", "generation"]).and_then(Value::as_i64).unwrap_or(0);
+        let g = get(old, &["metadata", "generation"])
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         set_meta(new, "generation", json!(g + 1));
     }
     match kind {
@@ -392,7 +397,9 @@ fn normalize(v: &Value) -> Option<Value> {
         }
         Value::Array(a) if a.is_empty() => None,
         Value::Array(a) => Some(Value::Array(
-            a.iter().map(|x| normalize(x).unwrap_or(Value::Null)).collect(),
+            a.iter()
+                .map(|x| normalize(x).unwrap_or(Value::Null))
+                .collect(),
         )),
         other => Some(other.clone()),
     }

@@ -64,10 +64,12 @@ pub fn default_pod_spec(spec: &mut Value) {
     default_key(spec, "terminationGracePeriodSeconds", json!(30));
     default_key(spec, "securityContext", json!({}));
     default_key(spec, "schedulerName", json!("default-scheduler"));
-    if spec.get("serviceAccountName").is_none_or(|v| v.as_str() == Some("")) {
-        if let Some(sa) = spec.get("serviceAccount").cloned() {
-            set(spec, "serviceAccountName", sa);
-        }
+    if spec
+        .get("serviceAccountName")
+        .is_none_or(|v| v.as_str() == Some(""))
+        && let Some(sa) = spec.get("serviceAccount").cloned()
+    {
+        set(spec, "serviceAccountName", sa);
     }
     if let Some(sa) = spec.get("serviceAccountName").cloned() {
         set(spec, "serviceAccount", sa);
@@ -103,10 +105,10 @@ fn default_container(c: &mut Value) {
         }
     }
     for hook in ["postStart", "preStop"] {
-        if let Some(h) = c.get_mut("lifecycle").and_then(|l| l.get_mut(hook)) {
-            if let Some(http) = h.get_mut("httpGet").filter(|x| x.is_object()) {
-                default_http_get(http);
-            }
+        if let Some(h) = c.get_mut("lifecycle").and_then(|l| l.get_mut(hook))
+            && let Some(http) = h.get_mut("httpGet").filter(|x| x.is_object())
+        {
+            default_http_get(http);
         }
     }
     for e in items_mut(c, "env") {
@@ -180,7 +182,10 @@ fn default_volume(v: &mut Value) {
 
 /// Requests copied from limits for keys missing in requests (Pod only).
 fn requests_from_limits(c: &mut Value) {
-    let Some(limits) = get(c, &["resources", "limits"]).and_then(Value::as_object).cloned() else {
+    let Some(limits) = get(c, &["resources", "limits"])
+        .and_then(Value::as_object)
+        .cloned()
+    else {
         return;
     };
     let Some(requests) = child(c, "resources").and_then(|r| child(r, "requests")) else {
@@ -200,9 +205,15 @@ pub fn prepare_pod_create(obj: &mut Value) {
     if get_str(spec, &["serviceAccountName"]).is_empty() {
         set(spec, "serviceAccountName", json!("default"));
     }
-    let sa = spec.get("serviceAccountName").cloned().unwrap_or(json!("default"));
+    let sa = spec
+        .get("serviceAccountName")
+        .cloned()
+        .unwrap_or(json!("default"));
     set(spec, "serviceAccount", sa);
-    for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
         if !tolerates_no_execute(spec, key) {
             let tol = json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300});
             match spec.get_mut("tolerations").and_then(Value::as_array_mut) {
@@ -341,7 +352,10 @@ pub fn validate_pod(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
-    if spec.get("ephemeralContainers").is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty())) {
+    if spec
+        .get("ephemeralContainers")
+        .is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+    {
         errs.push(FieldError::forbidden(
             "spec.ephemeralContainers",
             "cannot be set on create",
@@ -355,13 +369,17 @@ pub fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldE
     let Some(t) = template else {
         return vec![FieldError::required(path, "")];
     };
-    let mut errs = meta::validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
+    let mut errs =
+        meta::validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
     errs.extend(meta::validate_annotations(
         get(t, &["metadata", "annotations"]),
         &format!("{path}.annotations"),
     ));
     let empty = json!({});
-    errs.extend(validate_pod_spec(t.get("spec").unwrap_or(&empty), &format!("{path}.spec")));
+    errs.extend(validate_pod_spec(
+        t.get("spec").unwrap_or(&empty),
+        &format!("{path}.spec"),
+    ));
     errs
 }
 
@@ -401,28 +419,39 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
 
 fn validate_spec_scalars(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if let Some(ads) = spec.get("activeDeadlineSeconds").and_then(Value::as_i64) {
-        if !(1..=i64::from(i32::MAX)).contains(&ads) {
-            errs.push(FieldError::invalid(
-                format!("{path}.activeDeadlineSeconds"),
-                json!(ads),
-                range_error(1, i64::from(i32::MAX)),
-            ));
-        }
+    if let Some(ads) = spec.get("activeDeadlineSeconds").and_then(Value::as_i64)
+        && !(1..=i64::from(i32::MAX)).contains(&ads)
+    {
+        errs.push(FieldError::invalid(
+            format!("{path}.activeDeadlineSeconds"),
+            json!(ads),
+            range_error(1, i64::from(i32::MAX)),
+        ));
     }
     let sa = get_str(spec, &["serviceAccountName"]);
     if !sa.is_empty() {
         for msg in NameRule::Subdomain.check(sa, false) {
-            errs.push(FieldError::invalid(format!("{path}.serviceAccountName"), json!(sa), msg));
+            errs.push(FieldError::invalid(
+                format!("{path}.serviceAccountName"),
+                json!(sa),
+                msg,
+            ));
         }
     }
     let node = get_str(spec, &["nodeName"]);
     if !node.is_empty() {
         for msg in NameRule::Subdomain.check(node, false) {
-            errs.push(FieldError::invalid(format!("{path}.nodeName"), json!(node), msg));
+            errs.push(FieldError::invalid(
+                format!("{path}.nodeName"),
+                json!(node),
+                msg,
+            ));
         }
     }
-    errs.extend(meta::validate_labels(spec.get("nodeSelector"), &format!("{path}.nodeSelector")));
+    errs.extend(meta::validate_labels(
+        spec.get("nodeSelector"),
+        &format!("{path}.nodeSelector"),
+    ));
     errs
 }
 
@@ -472,7 +501,11 @@ fn validate_container(c: &Value, path: &str, volumes: &[String]) -> Vec<FieldErr
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else {
         for msg in is_dns1123_label(name) {
-            errs.push(FieldError::invalid(format!("{path}.name"), json!(name), msg));
+            errs.push(FieldError::invalid(
+                format!("{path}.name"),
+                json!(name),
+                msg,
+            ));
         }
     }
     if get_str(c, &["image"]).is_empty() {
@@ -515,7 +548,11 @@ fn validate_container_ports(c: &Value, path: &str) -> Vec<FieldError> {
             let msgs = port_name_errors(name);
             if !msgs.is_empty() {
                 for msg in msgs {
-                    errs.push(FieldError::invalid(format!("{ppath}.name"), json!(name), msg));
+                    errs.push(FieldError::invalid(
+                        format!("{ppath}.name"),
+                        json!(name),
+                        msg,
+                    ));
                 }
             } else if names.contains(&name) {
                 errs.push(FieldError::duplicate(format!("{ppath}.name"), json!(name)));
@@ -523,9 +560,21 @@ fn validate_container_ports(c: &Value, path: &str) -> Vec<FieldError> {
                 names.push(name);
             }
         }
-        errs.extend(validate_port_number(p.get("containerPort"), &format!("{ppath}.containerPort"), true));
-        errs.extend(validate_port_number(p.get("hostPort"), &format!("{ppath}.hostPort"), false));
-        errs.extend(validate_enum(p.get("protocol"), &format!("{ppath}.protocol"), &["SCTP", "TCP", "UDP"]));
+        errs.extend(validate_port_number(
+            p.get("containerPort"),
+            &format!("{ppath}.containerPort"),
+            true,
+        ));
+        errs.extend(validate_port_number(
+            p.get("hostPort"),
+            &format!("{ppath}.hostPort"),
+            false,
+        ));
+        errs.extend(validate_enum(
+            p.get("protocol"),
+            &format!("{ppath}.protocol"),
+            &["SCTP", "TCP", "UDP"],
+        ));
     }
     errs
 }
@@ -536,7 +585,11 @@ pub fn port_name_errors(port: &str) -> Vec<String> {
     if port.len() > 15 {
         errs.push(meta::max_len_error(15));
     }
-    if port.is_empty() || !port.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+    if port.is_empty()
+        || !port
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
         errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
     }
     if !port.chars().any(|c| c.is_ascii_lowercase()) {
@@ -558,7 +611,10 @@ fn validate_env(c: &Value, path: &str) -> Vec<FieldError> {
         let name = get_str(e, &["name"]);
         if name.is_empty() {
             errs.push(FieldError::required(npath, ""));
-        } else if name.chars().any(|ch| !ch.is_ascii_graphic() && ch != ' ' || ch == '=') {
+        } else if name
+            .chars()
+            .any(|ch| !ch.is_ascii_graphic() && ch != ' ' || ch == '=')
+        {
             errs.push(FieldError::invalid(
                 npath,
                 json!(name),
@@ -624,8 +680,12 @@ pub fn validate_pod_update(new: &Value, old: &Value) -> Vec<FieldError> {
     for key in ["activeDeadlineSeconds", "tolerations"] {
         super::copy_key(&mut munged, os, key);
     }
-    let old_grace = os.get("terminationGracePeriodSeconds").and_then(Value::as_i64);
-    let new_grace = ns.get("terminationGracePeriodSeconds").and_then(Value::as_i64);
+    let old_grace = os
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64);
+    let new_grace = ns
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64);
     if old_grace.is_some_and(|g| g < 0) && new_grace == Some(1) {
         super::copy_key(&mut munged, os, "terminationGracePeriodSeconds");
     }
@@ -690,7 +750,11 @@ fn spec_diff(old: &Value, new: &Value) -> String {
         }
         let field = go_field_name(k);
         let show = |v: Option<&Value>| v.map_or("nil".to_string(), Value::to_string);
-        out.push_str(&format!("- \t{field}: {},\n+ \t{field}: {},\n", show(o), show(n)));
+        out.push_str(&format!(
+            "- \t{field}: {},\n+ \t{field}: {},\n",
+            show(o),
+            show(n)
+        ));
     }
     out.push_str("  }\n");
     out

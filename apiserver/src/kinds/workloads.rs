@@ -13,7 +13,9 @@
 
 use serde_json::{Value, json};
 
-use super::meta::{self, go_int_or_string, go_label_selector, go_string_map, invalid_raw, nonnegative};
+use super::meta::{
+    self, go_int_or_string, go_label_selector, go_string_map, invalid_raw, nonnegative,
+};
 use super::pod::{default_template, validate_pod_template};
 use super::{child, default_key, get, get_str, items_mut, sem_eq, set};
 use crate::error::{FieldError, FieldErrorType};
@@ -38,11 +40,11 @@ pub fn default_deployment(obj: &mut Value) {
     default_key(spec, "replicas", json!(1));
     if let Some(strategy) = child(spec, "strategy") {
         default_key(strategy, "type", json!("RollingUpdate"));
-        if get_str(strategy, &["type"]) == "RollingUpdate" {
-            if let Some(ru) = child(strategy, "rollingUpdate") {
-                default_key(ru, "maxUnavailable", json!("25%"));
-                default_key(ru, "maxSurge", json!("25%"));
-            }
+        if get_str(strategy, &["type"]) == "RollingUpdate"
+            && let Some(ru) = child(strategy, "rollingUpdate")
+        {
+            default_key(ru, "maxUnavailable", json!("25%"));
+            default_key(ru, "maxSurge", json!("25%"));
         }
     }
     default_key(spec, "revisionHistoryLimit", json!(10));
@@ -69,10 +71,10 @@ pub fn default_statefulset(obj: &mut Value) {
             set(us, "type", json!("RollingUpdate"));
             default_key(us, "rollingUpdate", json!({}));
         }
-        if get_str(us, &["type"]) == "RollingUpdate" {
-            if let Some(ru) = us.get_mut("rollingUpdate").filter(|r| r.is_object()) {
-                default_key(ru, "partition", json!(0));
-            }
+        if get_str(us, &["type"]) == "RollingUpdate"
+            && let Some(ru) = us.get_mut("rollingUpdate").filter(|r| r.is_object())
+        {
+            default_key(ru, "partition", json!(0));
         }
     }
     if let Some(p) = child(spec, "persistentVolumeClaimRetentionPolicy") {
@@ -108,27 +110,30 @@ pub fn default_daemonset(obj: &mut Value) {
     };
     if let Some(us) = child(spec, "updateStrategy") {
         default_key(us, "type", json!("RollingUpdate"));
-        if get_str(us, &["type"]) == "RollingUpdate" {
-            if let Some(ru) = child(us, "rollingUpdate") {
-                default_key(ru, "maxUnavailable", json!(1));
-                default_key(ru, "maxSurge", json!(0));
-            }
+        if get_str(us, &["type"]) == "RollingUpdate"
+            && let Some(ru) = child(us, "rollingUpdate")
+        {
+            default_key(ru, "maxUnavailable", json!(1));
+            default_key(ru, "maxSurge", json!(0));
         }
     }
     default_key(spec, "revisionHistoryLimit", json!(10));
 }
 
 fn template_generation(obj: &Value) -> i64 {
-    get_str(obj, &["metadata", "annotations", TEMPLATE_GENERATION_ANNOTATION])
-        .parse()
-        .unwrap_or(0)
+    get_str(
+        obj,
+        &["metadata", "annotations", TEMPLATE_GENERATION_ANNOTATION],
+    )
+    .parse()
+    .unwrap_or(0)
 }
 
 fn set_template_generation(obj: &mut Value, g: i64) {
-    if let Some(meta) = child(obj, "metadata") {
-        if let Some(a) = child(meta, "annotations") {
-            set(a, TEMPLATE_GENERATION_ANNOTATION, json!(g.to_string()));
-        }
+    if let Some(meta) = child(obj, "metadata")
+        && let Some(a) = child(meta, "annotations")
+    {
+        set(a, TEMPLATE_GENERATION_ANNOTATION, json!(g.to_string()));
     }
 }
 
@@ -142,7 +147,10 @@ pub fn prepare_daemonset_create(obj: &mut Value) {
 /// generation must be bumped (any spec change).
 pub fn prepare_daemonset_update(new: &mut Value, old: &Value) -> bool {
     let mut g = template_generation(old).max(1);
-    let template_changed = !sem_eq(get(new, &["spec", "template"]), get(old, &["spec", "template"]));
+    let template_changed = !sem_eq(
+        get(new, &["spec", "template"]),
+        get(old, &["spec", "template"]),
+    );
     if template_changed {
         g += 1;
     }
@@ -193,11 +201,16 @@ fn validate_selector(spec: &Value, rules: &SelectorRules) -> (Vec<FieldError>, b
             go_label_selector(Some(sel)),
             &format!("empty selector is invalid for {}", rules.what),
         ));
-    } else if parsed && !meta::selector_matches(sel, get(spec, &["template", "metadata", "labels"])) {
+    } else if parsed && !meta::selector_matches(sel, get(spec, &["template", "metadata", "labels"]))
+    {
         errs.push(labels_mismatch(spec));
     }
     if !parsed {
-        errs.push(invalid_raw("spec.selector", go_label_selector(Some(sel)), "invalid label selector"));
+        errs.push(invalid_raw(
+            "spec.selector",
+            go_label_selector(Some(sel)),
+            "invalid label selector",
+        ));
     }
     (errs, parsed)
 }
@@ -218,12 +231,19 @@ fn validate_always_template(spec: &Value, owner: &str, full: bool) -> Vec<FieldE
     } else {
         let t = template.cloned().unwrap_or(json!({}));
         let mut e = meta::validate_labels(get(&t, &["metadata", "labels"]), "spec.template.labels");
-        e.extend(meta::validate_annotations(get(&t, &["metadata", "annotations"]), "spec.template.annotations"));
+        e.extend(meta::validate_annotations(
+            get(&t, &["metadata", "annotations"]),
+            "spec.template.annotations",
+        ));
         e
     };
     let restart = get_str(spec, &["template", "spec", "restartPolicy"]);
     if restart != "Always" {
-        errs.push(FieldError::not_supported("spec.template.spec.restartPolicy", json!(restart), &["Always"]));
+        errs.push(FieldError::not_supported(
+            "spec.template.spec.restartPolicy",
+            json!(restart),
+            &["Always"],
+        ));
     }
     if get(spec, &["template", "spec", "activeDeadlineSeconds"]).is_some_and(|v| !v.is_null()) {
         errs.push(FieldError::forbidden(
@@ -242,17 +262,35 @@ fn spec_of(obj: &Value) -> Value {
 pub fn validate_deployment(obj: &Value) -> Vec<FieldError> {
     let spec = spec_of(obj);
     let mut errs = nonnegative(spec.get("replicas"), "spec.replicas");
-    let (sel_errs, parsed) = validate_selector(&spec, &SelectorRules { what: "deployment", required: true });
+    let (sel_errs, parsed) = validate_selector(
+        &spec,
+        &SelectorRules {
+            what: "deployment",
+            required: true,
+        },
+    );
     errs.extend(sel_errs);
     if parsed {
         errs.extend(validate_always_template(&spec, "ReplicaSet", true));
     }
     errs.extend(validate_deployment_strategy(spec.get("strategy")));
-    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
-    errs.extend(nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit"));
+    errs.extend(nonnegative(
+        spec.get("minReadySeconds"),
+        "spec.minReadySeconds",
+    ));
+    errs.extend(nonnegative(
+        spec.get("revisionHistoryLimit"),
+        "spec.revisionHistoryLimit",
+    ));
     if let Some(pds) = spec.get("progressDeadlineSeconds").and_then(Value::as_i64) {
-        errs.extend(nonnegative(spec.get("progressDeadlineSeconds"), "spec.progressDeadlineSeconds"));
-        let min_ready = spec.get("minReadySeconds").and_then(Value::as_i64).unwrap_or(0);
+        errs.extend(nonnegative(
+            spec.get("progressDeadlineSeconds"),
+            "spec.progressDeadlineSeconds",
+        ));
+        let min_ready = spec
+            .get("minReadySeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         if pds <= min_ready {
             errs.push(FieldError::invalid(
                 "spec.progressDeadlineSeconds",
@@ -330,7 +368,11 @@ fn validate_int_or_percent(v: Option<&Value>, path: &str, cap: bool) -> Vec<Fiel
             ),
         )],
         Value::String(_) if cap && int_or_percent_value(Some(v)) > 100 => {
-            vec![invalid_raw(path, go_int_or_string(v), "must not be greater than 100%")]
+            vec![invalid_raw(
+                path,
+                go_int_or_string(v),
+                "must not be greater than 100%",
+            )]
         }
         Value::String(_) => Vec::new(),
         other => nonnegative(Some(other), path),
@@ -342,7 +384,11 @@ fn validate_rolling_update_deployment(ru: &Value) -> Vec<FieldError> {
     let mu = ru.get("maxUnavailable");
     let ms = ru.get("maxSurge");
     let mut errs = validate_int_or_percent(mu, &format!("{path}.maxUnavailable"), false);
-    errs.extend(validate_int_or_percent(ms, &format!("{path}.maxSurge"), false));
+    errs.extend(validate_int_or_percent(
+        ms,
+        &format!("{path}.maxSurge"),
+        false,
+    ));
     if int_or_percent_value(mu) == 0 && int_or_percent_value(ms) == 0 {
         errs.push(invalid_raw(
             format!("{path}.maxUnavailable"),
@@ -350,14 +396,15 @@ fn validate_rolling_update_deployment(ru: &Value) -> Vec<FieldError> {
             "may not be 0 when `maxSurge` is 0",
         ));
     }
-    if let Some(Value::String(_)) = mu {
-        if is_valid_percent(get_str(ru, &["maxUnavailable"])) && int_or_percent_value(mu) > 100 {
-            errs.push(invalid_raw(
-                format!("{path}.maxUnavailable"),
-                go_int_or_string(mu.unwrap_or(&Value::Null)),
-                "must not be greater than 100%",
-            ));
-        }
+    if let Some(Value::String(_)) = mu
+        && is_valid_percent(get_str(ru, &["maxUnavailable"]))
+        && int_or_percent_value(mu) > 100
+    {
+        errs.push(invalid_raw(
+            format!("{path}.maxUnavailable"),
+            go_int_or_string(mu.unwrap_or(&Value::Null)),
+            "must not be greater than 100%",
+        ));
     }
     errs
 }
@@ -367,8 +414,17 @@ fn validate_rolling_update_deployment(ru: &Value) -> Vec<FieldError> {
 pub fn validate_replicaset(obj: &Value) -> Vec<FieldError> {
     let spec = spec_of(obj);
     let mut errs = nonnegative(spec.get("replicas"), "spec.replicas");
-    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
-    let (sel_errs, parsed) = validate_selector(&spec, &SelectorRules { what: "deployment", required: true });
+    errs.extend(nonnegative(
+        spec.get("minReadySeconds"),
+        "spec.minReadySeconds",
+    ));
+    let (sel_errs, parsed) = validate_selector(
+        &spec,
+        &SelectorRules {
+            what: "deployment",
+            required: true,
+        },
+    );
     errs.extend(sel_errs);
     if parsed {
         errs.extend(validate_always_template(&spec, "ReplicaSet", true));
@@ -379,11 +435,23 @@ pub fn validate_replicaset(obj: &Value) -> Vec<FieldError> {
 /// `ValidateDaemonSetSpec`.
 pub fn validate_daemonset(obj: &Value) -> Vec<FieldError> {
     let spec = spec_of(obj);
-    let (mut errs, _) = validate_selector(&spec, &SelectorRules { what: "daemonset", required: false });
+    let (mut errs, _) = validate_selector(
+        &spec,
+        &SelectorRules {
+            what: "daemonset",
+            required: false,
+        },
+    );
     errs.extend(validate_always_template(&spec, "DaemonSet", true));
-    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
+    errs.extend(nonnegative(
+        spec.get("minReadySeconds"),
+        "spec.minReadySeconds",
+    ));
     errs.extend(validate_daemonset_strategy(spec.get("updateStrategy")));
-    errs.extend(nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit"));
+    errs.extend(nonnegative(
+        spec.get("revisionHistoryLimit"),
+        "spec.revisionHistoryLimit",
+    ));
     errs
 }
 
@@ -395,7 +463,9 @@ fn validate_daemonset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
     match (get_str(strategy, &["type"]), ru) {
         ("OnDelete", _) => Vec::new(),
         ("RollingUpdate", None) => vec![FieldError::required(format!("{path}.rollingUpdate"), "")],
-        ("RollingUpdate", Some(ru)) => validate_rolling_update_daemonset(ru, &format!("{path}.rollingUpdate")),
+        ("RollingUpdate", Some(ru)) => {
+            validate_rolling_update_daemonset(ru, &format!("{path}.rollingUpdate"))
+        }
         (other, ru) => vec![not_supported_raw(
             path,
             format!(
@@ -411,7 +481,11 @@ fn validate_rolling_update_daemonset(ru: &Value, path: &str) -> Vec<FieldError> 
     let mu = ru.get("maxUnavailable");
     let ms = ru.get("maxSurge");
     let mut errs = validate_int_or_percent(mu, &format!("{path}.maxUnavailable"), true);
-    errs.extend(validate_int_or_percent(ms, &format!("{path}.maxSurge"), true));
+    errs.extend(validate_int_or_percent(
+        ms,
+        &format!("{path}.maxSurge"),
+        true,
+    ));
     let has_unavailable = int_or_percent_value(mu) != 0;
     let has_surge = int_or_percent_value(ms) != 0;
     if has_unavailable && has_surge {
@@ -444,7 +518,10 @@ pub fn validate_statefulset(obj: &Value) -> Vec<FieldError> {
         )),
     }
     errs.extend(validate_statefulset_strategy(spec.get("updateStrategy")));
-    if let Some(p) = spec.get("persistentVolumeClaimRetentionPolicy").filter(|p| p.is_object()) {
+    if let Some(p) = spec
+        .get("persistentVolumeClaimRetentionPolicy")
+        .filter(|p| p.is_object())
+    {
         for key in ["whenDeleted", "whenScaled"] {
             let v = get_str(p, &[key]);
             if !matches!(v, "Retain" | "Delete") {
@@ -457,9 +534,21 @@ pub fn validate_statefulset(obj: &Value) -> Vec<FieldError> {
         }
     }
     errs.extend(nonnegative(spec.get("replicas"), "spec.replicas"));
-    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
-    errs.extend(nonnegative(get(&spec, &["ordinals", "start"]), "spec.ordinals.start"));
-    let (sel_errs, parsed) = validate_selector(&spec, &SelectorRules { what: "statefulset", required: true });
+    errs.extend(nonnegative(
+        spec.get("minReadySeconds"),
+        "spec.minReadySeconds",
+    ));
+    errs.extend(nonnegative(
+        get(&spec, &["ordinals", "start"]),
+        "spec.ordinals.start",
+    ));
+    let (sel_errs, parsed) = validate_selector(
+        &spec,
+        &SelectorRules {
+            what: "statefulset",
+            required: true,
+        },
+    );
     errs.extend(sel_errs);
     if parsed {
         errs.extend(validate_always_template(&spec, "StatefulSet", false));
@@ -484,7 +573,10 @@ fn validate_statefulset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
             let Some(ru) = ru else {
                 return Vec::new();
             };
-            let mut errs = nonnegative(ru.get("partition"), &format!("{path}.rollingUpdate.partition"));
+            let mut errs = nonnegative(
+                ru.get("partition"),
+                &format!("{path}.rollingUpdate.partition"),
+            );
             let mu = ru.get("maxUnavailable").filter(|v| !v.is_null());
             if let Some(mu) = mu {
                 let mpath = format!("{path}.rollingUpdate.maxUnavailable");
@@ -509,11 +601,18 @@ fn validate_statefulset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
 /// apps/v1: `spec.selector` may not change (Deployment, ReplicaSet,
 /// DaemonSet strategies).
 pub fn validate_selector_immutable(new: &Value, old: &Value) -> Vec<FieldError> {
-    let (n, o) = (get(new, &["spec", "selector"]), get(old, &["spec", "selector"]));
+    let (n, o) = (
+        get(new, &["spec", "selector"]),
+        get(old, &["spec", "selector"]),
+    );
     if sem_eq(n, o) {
         return Vec::new();
     }
-    vec![invalid_raw("spec.selector", go_label_selector(n), "field is immutable")]
+    vec![invalid_raw(
+        "spec.selector",
+        go_label_selector(n),
+        "field is immutable",
+    )]
 }
 
 const STATEFULSET_MUTABLE: [&str; 6] = [
@@ -525,7 +624,8 @@ const STATEFULSET_MUTABLE: [&str; 6] = [
     "minReadySeconds",
 ];
 
-/// Only the fields in [`STATEFULSET_MUTABLE`] may change.
+/// Only replicas, ordinals, template, updateStrategy, the PVC retention
+/// policy and minReadySeconds may change.
 pub fn validate_statefulset_update(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut n = spec_of(new);
     let o = spec_of(old);

@@ -145,13 +145,13 @@ impl<'a> Ops<'a> {
 
     fn item(&self) -> Value {
         let read = self.kind_ref(false);
-        let mut ops = json!({
+        let ops = json!({
             "get": self.operation("read", "get", "", &[], read.clone()),
             "put": self.put("", read.clone()),
             "patch": self.patch("", read),
             "delete": self.delete(),
         });
-        with_path_params(ops.take(), self.spec.info.namespaced, true)
+        with_path_params(ops, self.spec.info.namespaced, true)
     }
 
     fn all_namespaces(&self) -> Value {

@@ -43,7 +43,7 @@ use k8s_openapi::api::{apps, batch, coordination, core, events};
 use serde_json::{Map, Value};
 
 /// The JSON shape of a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Shape {
     /// A struct with named fields.
     Struct,
@@ -52,6 +52,7 @@ pub enum Shape {
     /// A list.
     List,
     /// A string, number, boolean, or an opaque value (IntOrString, Quantity, RawExtension).
+    #[default]
     Scalar,
 }
 
@@ -239,6 +240,7 @@ const fn keyed(keys: &'static [&'static str]) -> Option<ListType> {
 /// (type, field, SMP strategy, SSA list type).
 type FieldTag = (&'static str, &'static str, PatchStrategy, Option<ListType>);
 
+#[rustfmt::skip]
 const FIELD_TAGS: &[FieldTag] = &[
     ("meta.v1.ObjectMeta", "finalizers", VALUES, SET),
     ("meta.v1.ObjectMeta", "ownerReferences", merge("uid"), keyed(&["uid"])),
@@ -251,12 +253,7 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("core.v1.PodSpec", "ephemeralContainers", merge("name"), keyed(NAME)),
     ("core.v1.PodSpec", "imagePullSecrets", merge("name"), keyed(NAME)),
     ("core.v1.PodSpec", "hostAliases", merge("ip"), keyed(IP)),
-    (
-        "core.v1.PodSpec",
-        "topologySpreadConstraints",
-        merge("topologyKey"),
-        keyed(&["topologyKey", "whenUnsatisfiable"]),
-    ),
+    ("core.v1.PodSpec", "topologySpreadConstraints", merge("topologyKey"), keyed(&["topologyKey", "whenUnsatisfiable"])),
     ("core.v1.PodSpec", "schedulingGates", merge("name"), keyed(NAME)),
     ("core.v1.PodSpec", "resourceClaims", merge_retain("name"), keyed(NAME)),
     ("core.v1.PodSpec", "tolerations", NONE, ATOMIC),
@@ -265,12 +262,7 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("core.v1.PodSecurityContext", "sysctls", NONE, ATOMIC),
     ("core.v1.Capabilities", "add", NONE, ATOMIC),
     ("core.v1.Capabilities", "drop", NONE, ATOMIC),
-    (
-        "core.v1.Container",
-        "ports",
-        merge("containerPort"),
-        keyed(&["containerPort", "protocol"]),
-    ),
+    ("core.v1.Container", "ports", merge("containerPort"), keyed(&["containerPort", "protocol"])),
     ("core.v1.Container", "env", merge("name"), keyed(NAME)),
     ("core.v1.Container", "volumeMounts", merge("mountPath"), keyed(&["mountPath"])),
     ("core.v1.Container", "volumeDevices", merge("devicePath"), keyed(&["devicePath"])),
@@ -278,12 +270,7 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("core.v1.Container", "args", NONE, ATOMIC),
     ("core.v1.Container", "command", NONE, ATOMIC),
     ("core.v1.Container", "resizePolicy", NONE, ATOMIC),
-    (
-        "core.v1.EphemeralContainer",
-        "ports",
-        merge("containerPort"),
-        keyed(&["containerPort", "protocol"]),
-    ),
+    ("core.v1.EphemeralContainer", "ports", merge("containerPort"), keyed(&["containerPort", "protocol"])),
     ("core.v1.EphemeralContainer", "env", merge("name"), keyed(NAME)),
     ("core.v1.EphemeralContainer", "volumeMounts", merge("mountPath"), keyed(&["mountPath"])),
     ("core.v1.EphemeralContainer", "volumeDevices", merge("devicePath"), keyed(&["devicePath"])),
@@ -389,10 +376,18 @@ const KINDS: &[KindEntry] = &[
     ("apps", "ReplicaSet", schema_of::<apps::v1::ReplicaSet>),
     ("apps", "StatefulSet", schema_of::<apps::v1::StatefulSet>),
     ("apps", "DaemonSet", schema_of::<apps::v1::DaemonSet>),
-    ("apps", "ControllerRevision", schema_of::<apps::v1::ControllerRevision>),
+    (
+        "apps",
+        "ControllerRevision",
+        schema_of::<apps::v1::ControllerRevision>,
+    ),
     ("batch", "Job", schema_of::<batch::v1::Job>),
     ("batch", "CronJob", schema_of::<batch::v1::CronJob>),
-    ("coordination.k8s.io", "Lease", schema_of::<coordination::v1::Lease>),
+    (
+        "coordination.k8s.io",
+        "Lease",
+        schema_of::<coordination::v1::Lease>,
+    ),
 ];
 
 fn schema_of<T: schemars::JsonSchema>() -> Value {
@@ -406,12 +401,6 @@ struct Node {
     fields: BTreeMap<String, (NodeId, FieldTags)>,
     items: Option<NodeId>,
     atomic: bool,
-}
-
-impl Default for Shape {
-    fn default() -> Self {
-        Shape::Scalar
-    }
 }
 
 #[derive(Debug)]
@@ -562,7 +551,10 @@ impl Builder {
 fn json_type(schema: &Value) -> Option<&str> {
     match schema.get("type")? {
         Value::String(s) => Some(s),
-        Value::Array(types) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
         _ => None,
     }
 }
@@ -596,12 +588,24 @@ mod tests {
     #[test]
     fn table_entries_name_real_fields() {
         for (ty, field, _, _) in FIELD_TAGS {
-            let id = graph().nodes.iter().position(|n| n.name.as_deref() == Some(&full_name(ty)));
+            let id = graph()
+                .nodes
+                .iter()
+                .position(|n| n.name.as_deref() == Some(&full_name(ty)));
             let id = id.unwrap_or_else(|| panic!("unknown type {ty}"));
-            assert!(graph().nodes[id].fields.contains_key(*field), "{ty}.{field}");
+            assert!(
+                graph().nodes[id].fields.contains_key(*field),
+                "{ty}.{field}"
+            );
         }
         for ty in ATOMIC_STRUCTS {
-            assert!(graph().nodes.iter().any(|n| n.name.as_deref() == Some(&full_name(ty))), "{ty}");
+            assert!(
+                graph()
+                    .nodes
+                    .iter()
+                    .any(|n| n.name.as_deref() == Some(&full_name(ty))),
+                "{ty}"
+            );
         }
     }
 
@@ -616,7 +620,10 @@ mod tests {
         assert_eq!(c.type_name(), Some("io.k8s.api.core.v1.Container"));
         let ports = c.field("ports").unwrap();
         assert_eq!(ports.patch_merge_key(), Some("containerPort"));
-        assert_eq!(ports.list_type(), ListType::Map(&["containerPort", "protocol"]));
+        assert_eq!(
+            ports.list_type(),
+            ListType::Map(&["containerPort", "protocol"])
+        );
         assert_eq!(
             at(pod, &["spec", "volumes"]).patch_strategy(),
             PatchStrategy::MergeRetainKeys { key: "name" }
@@ -627,35 +634,66 @@ mod tests {
         assert_eq!(ns.patch_strategy(), PatchStrategy::Default);
         assert_eq!(at(pod, &["metadata", "labels"]).shape(), Shape::Map);
         assert!(!at(pod, &["metadata", "labels"]).map_atomic());
-        assert_eq!(at(pod, &["metadata", "finalizers"]).list_type(), ListType::Set);
-        assert_eq!(at(pod, &["status", "hostIPs"]).list_type(), ListType::Atomic);
-        assert_eq!(at(pod, &["spec", "tolerations"]).patch_strategy(), PatchStrategy::Default);
+        assert_eq!(
+            at(pod, &["metadata", "finalizers"]).list_type(),
+            ListType::Set
+        );
+        assert_eq!(
+            at(pod, &["status", "hostIPs"]).list_type(),
+            ListType::Atomic
+        );
+        assert_eq!(
+            at(pod, &["spec", "tolerations"]).patch_strategy(),
+            PatchStrategy::Default
+        );
         let args = at(pod, &["spec", "containers", "[]", "args"]);
         assert_eq!(args.list_type(), ListType::Atomic);
         assert_eq!(args.items().unwrap().shape(), Shape::Scalar);
         let limits = at(pod, &["spec", "containers", "[]", "resources", "limits"]);
         assert_eq!(limits.shape(), Shape::Map);
-        assert_eq!(limits.items().unwrap().type_name(), Some("io.k8s.apimachinery.pkg.api.resource.Quantity"));
+        assert_eq!(
+            limits.items().unwrap().type_name(),
+            Some("io.k8s.apimachinery.pkg.api.resource.Quantity")
+        );
     }
 
     #[test]
     fn workload_fields() {
         let d = ("apps", "Deployment");
-        assert_eq!(at(d, &["spec", "strategy"]).patch_strategy(), PatchStrategy::RetainKeys);
+        assert_eq!(
+            at(d, &["spec", "strategy"]).patch_strategy(),
+            PatchStrategy::RetainKeys
+        );
         assert!(at(d, &["spec", "selector"]).map_atomic());
-        assert_eq!(at(d, &["status", "conditions"]).list_type(), ListType::Map(&["type"]));
+        assert_eq!(
+            at(d, &["status", "conditions"]).list_type(),
+            ListType::Map(&["type"])
+        );
         let job = at(("batch", "Job"), &["status", "conditions"]);
         assert_eq!(job.patch_strategy(), merge("type"));
         assert_eq!(job.list_type(), ListType::Atomic);
-        let cj = at(("batch", "CronJob"), &["spec", "jobTemplate", "spec", "template", "spec", "containers"]);
+        let cj = at(
+            ("batch", "CronJob"),
+            &[
+                "spec",
+                "jobTemplate",
+                "spec",
+                "template",
+                "spec",
+                "containers",
+            ],
+        );
         assert_eq!(cj.patch_merge_key(), Some("name"));
         let svc = at(("", "Service"), &["spec", "ports"]);
         assert_eq!(svc.patch_merge_key(), Some("port"));
         assert_eq!(svc.list_type(), ListType::Map(&["port", "protocol"]));
         assert!(at(("", "Service"), &["spec", "selector"]).map_atomic());
-        assert_eq!(at(("", "Node"), &["spec", "podCIDRs"]).patch_strategy(), VALUES);
+        assert_eq!(
+            at(("", "Node"), &["spec", "podCIDRs"]).patch_strategy(),
+            VALUES
+        );
         assert_eq!(at(("", "ConfigMap"), &["data"]).shape(), Shape::Map);
         assert!(Schema::for_kind("events.k8s.io", "Event").is_some());
-        assert_eq!(at(("", "Pod"), &["metadata", "ownerReferences", "[]"]).map_atomic(), true);
+        assert!(at(("", "Pod"), &["metadata", "ownerReferences", "[]"]).map_atomic());
     }
 }

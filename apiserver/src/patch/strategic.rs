@@ -76,7 +76,9 @@ impl PatchError {
 
     fn no_merge_key(map: &Map<String, Value>, key: &str) -> Self {
         let map = go_fmt(&Value::Object(map.clone()));
-        PatchError::Internal(format!("map: {map} does not contain declared merge key: {key}"))
+        PatchError::Internal(format!(
+            "map: {map} does not contain declared merge key: {key}"
+        ))
     }
 
     fn bad_arg_type(expected: &str, actual: &Value) -> Self {
@@ -165,7 +167,10 @@ fn map_directive(directive: &Value, mut patch: Map<String, Value>) -> Result<Map
 
 /// `$retainKeys`: drops original keys not listed, after checking that every
 /// non-null patch key is listed.
-fn apply_retain_keys(original: &mut Map<String, Value>, patch: &mut Map<String, Value>) -> Result<()> {
+fn apply_retain_keys(
+    original: &mut Map<String, Value>,
+    patch: &mut Map<String, Value>,
+) -> Result<()> {
     let Some(retain) = patch.remove(RETAIN_KEYS) else {
         return Ok(());
     };
@@ -199,10 +204,15 @@ fn merge_entry(
         return Ok(());
     }
     let merged = match (original.remove(&key), value) {
-        (Some(Value::Object(o)), Value::Object(p)) => Some(merge_map_field(o, p, child(schema, &key))?),
-        (Some(Value::Array(o)), Value::Array(p)) => {
-            Some(merge_list_field(o, p, child(schema, &key).as_ref(), delete_list)?)
+        (Some(Value::Object(o)), Value::Object(p)) => {
+            Some(merge_map_field(o, p, child(schema, &key))?)
         }
+        (Some(Value::Array(o)), Value::Array(p)) => Some(merge_list_field(
+            o,
+            p,
+            child(schema, &key).as_ref(),
+            delete_list,
+        )?),
         (existing, _) if delete_list => existing,
         (_, value) => clean_new_value(value),
     };
@@ -382,7 +392,11 @@ fn merge_list(
         (original, patch, dedup_scalars(both))
     } else {
         let key = meta.key.ok_or_else(|| {
-            let name = meta.elem.as_ref().and_then(|s| s.type_name()).unwrap_or("unknown");
+            let name = meta
+                .elem
+                .as_ref()
+                .and_then(|s| s.type_name())
+                .unwrap_or("unknown");
             let short = name.rsplit('.').next().unwrap_or(name);
             PatchError::Internal(format!("cannot merge lists without merge key for {short}"))
         })?;
@@ -436,7 +450,9 @@ fn special_elements(
         };
         match directive.as_str() {
             Some("delete") => {
-                let value = map.get(key).ok_or_else(|| PatchError::no_merge_key(&map, key))?;
+                let value = map
+                    .get(key)
+                    .ok_or_else(|| PatchError::no_merge_key(&map, key))?;
                 delete_matching(&mut original, key, value)?;
             }
             Some("replace") => replace = true,
@@ -447,7 +463,11 @@ fn special_elements(
             _ => return Err(PatchError::bad_patch_type(directive, &map)),
         }
     }
-    Ok(if replace { (rest, Vec::new()) } else { (original, rest) })
+    Ok(if replace {
+        (rest, Vec::new())
+    } else {
+        (original, rest)
+    })
 }
 
 /// `deleteMatchingEntries`: removes every element whose key equals `value`.
@@ -462,7 +482,9 @@ fn delete_matching(original: &mut Vec<Value>, key: &str, value: &Value) -> Resul
 fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>> {
     for (i, item) in list.iter().enumerate() {
         let Value::Object(map) = item else {
-            return Err(PatchError::Internal(format!("value for key {i} is not a map.")));
+            return Err(PatchError::Internal(format!(
+                "value for key {i} is not a map."
+            )));
         };
         if map.get(key).is_some_and(|v| go_eq(Some(v), Some(value))) {
             return Ok(Some(i));
@@ -481,7 +503,9 @@ fn merge_keyed(
 ) -> Result<Vec<Value>> {
     for item in patch {
         let map = item.as_object().cloned().unwrap_or_default();
-        let value = map.get(key).ok_or_else(|| PatchError::no_merge_key(&map, key))?;
+        let value = map
+            .get(key)
+            .ok_or_else(|| PatchError::no_merge_key(&map, key))?;
         match find_by_key(&merged, key, value)? {
             Some(i) => {
                 let target = std::mem::take(&mut merged[i]);
@@ -510,11 +534,17 @@ fn partition(
                 let map = item
                     .as_object()
                     .ok_or_else(|| PatchError::bad_arg_type(GO_MAP, &item))?;
-                let value = map.get(key).ok_or_else(|| PatchError::no_merge_key(map, key))?;
+                let value = map
+                    .get(key)
+                    .ok_or_else(|| PatchError::no_merge_key(map, key))?;
                 find_by_key(by, key, value)?.is_some()
             }
         };
-        if found { present.push(item) } else { server_only.push(item) }
+        if found {
+            present.push(item)
+        } else {
+            server_only.push(item)
+        }
     }
     Ok((present, server_only))
 }
@@ -528,7 +558,11 @@ fn merge_ordered_lists(
     patch: &mut Map<String, Value>,
     schema: Option<&Schema>,
 ) -> Result<()> {
-    let keys: Vec<String> = patch.keys().filter(|k| k.starts_with(ORDER_PREFIX)).cloned().collect();
+    let keys: Vec<String> = patch
+        .keys()
+        .filter(|k| k.starts_with(ORDER_PREFIX))
+        .cloned()
+        .collect();
     for key in keys {
         let order = patch.remove(&key).unwrap_or_default();
         let Value::Array(order) = order else {
@@ -561,12 +595,16 @@ fn ordered_list(
         (Some(live), None) => live.clone(),
         (None, Some(sent)) => {
             let cleaned = remove_directives(Value::Array(sent.clone()));
-            cleaned.and_then(|v| v.as_array().cloned()).unwrap_or_default()
+            cleaned
+                .and_then(|v| v.as_array().cloned())
+                .unwrap_or_default()
         }
-        (Some(live), Some(sent)) => match merge_list_field(live.clone(), sent.clone(), schema, false)? {
-            Value::Array(list) => list,
-            _ => Vec::new(),
-        },
+        (Some(live), Some(sent)) => {
+            match merge_list_field(live.clone(), sent.clone(), schema, false)? {
+                Value::Array(list) => list,
+                _ => Vec::new(),
+            }
+        }
     };
     let (in_order, server_only) = partition(merged, order, meta.key)?;
     let live = live.unwrap_or_default();
@@ -595,7 +633,10 @@ fn check_order(sent: &[Value], order: &[Value], key: Option<&str>) -> Result<()>
     };
     let (mut p, mut o) = (0, 0);
     while p < kept.len() && o < order.len() {
-        if kept[p].as_object().is_some_and(|m| m.contains_key(DIRECTIVE)) {
+        if kept[p]
+            .as_object()
+            .is_some_and(|m| m.contains_key(DIRECTIVE))
+        {
             p += 1;
             continue;
         }
@@ -619,8 +660,12 @@ fn key_value_eq(left: &Value, right: &Value, key: Option<&str>) -> Result<bool> 
     let Some(key) = key else {
         return Ok(go_eq(Some(left), Some(right)));
     };
-    let l = left.as_object().ok_or_else(|| PatchError::bad_arg_type(GO_MAP, left))?;
-    let r = right.as_object().ok_or_else(|| PatchError::bad_arg_type(GO_MAP, right))?;
+    let l = left
+        .as_object()
+        .ok_or_else(|| PatchError::bad_arg_type(GO_MAP, left))?;
+    let r = right
+        .as_object()
+        .ok_or_else(|| PatchError::bad_arg_type(GO_MAP, right))?;
     let lv = l.get(key).ok_or_else(|| PatchError::no_merge_key(l, key))?;
     let rv = r.get(key).ok_or_else(|| PatchError::no_merge_key(r, key))?;
     Ok(go_eq(Some(lv), Some(rv)))
@@ -631,7 +676,9 @@ fn split_deletions(items: Vec<Value>) -> Result<(Vec<Value>, Vec<Value>)> {
     let mut kept = Vec::new();
     let mut deleted = Vec::new();
     for item in items {
-        let map = item.as_object().ok_or_else(|| PatchError::bad_arg_type(GO_MAP, &item))?;
+        let map = item
+            .as_object()
+            .ok_or_else(|| PatchError::bad_arg_type(GO_MAP, &item))?;
         if map.get(DIRECTIVE).and_then(Value::as_str) == Some("delete") {
             deleted.push(item);
         } else {
@@ -668,7 +715,8 @@ fn index_of(list: &[Value], item: &Value, key: Option<&str>, kind: GoType) -> Op
         v.as_object()?.get(key.unwrap_or_default()).cloned()
     };
     let wanted = id(item);
-    list.iter().position(|v| go_eq(id(v).as_ref(), wanted.as_ref()))
+    list.iter()
+        .position(|v| go_eq(id(v).as_ref(), wanted.as_ref()))
 }
 
 /// `normalizeSliceOrder`: Go's `sort.SliceStable` with upstream's comparison
@@ -701,7 +749,9 @@ fn sort_by_order(
 /// `validateMergeKeyInLists`.
 fn require_keys(items: &[Value], key: &str) -> Result<()> {
     for item in items {
-        let map = item.as_object().ok_or_else(|| PatchError::bad_arg_type(GO_MAP, item))?;
+        let map = item
+            .as_object()
+            .ok_or_else(|| PatchError::bad_arg_type(GO_MAP, item))?;
         if !map.contains_key(key) {
             return Err(PatchError::no_merge_key(map, key));
         }
@@ -780,7 +830,11 @@ fn sym_merge<T>(data: &mut [T], a: usize, m: usize, b: usize, less: &impl Fn(&T,
         let (mut i, mut j) = (m, b);
         while i < j {
             let h = (i + j) / 2;
-            if less(&data[h], &data[a]) { i = h + 1 } else { j = h }
+            if less(&data[h], &data[a]) {
+                i = h + 1
+            } else {
+                j = h
+            }
         }
         for k in a..i.saturating_sub(1) {
             data.swap(k, k + 1);
@@ -791,7 +845,11 @@ fn sym_merge<T>(data: &mut [T], a: usize, m: usize, b: usize, less: &impl Fn(&T,
         let (mut i, mut j) = (a, m);
         while i < j {
             let h = (i + j) / 2;
-            if !less(&data[m], &data[h]) { i = h + 1 } else { j = h }
+            if !less(&data[m], &data[h]) {
+                i = h + 1
+            } else {
+                j = h
+            }
         }
         for k in (i + 1..=m).rev() {
             data.swap(k, k - 1);
@@ -804,7 +862,11 @@ fn sym_merge<T>(data: &mut [T], a: usize, m: usize, b: usize, less: &impl Fn(&T,
     let p = n - 1;
     while start < r {
         let c = (start + r) / 2;
-        if !less(&data[p - c], &data[c]) { start = c + 1 } else { r = c }
+        if !less(&data[p - c], &data[c]) {
+            start = c + 1
+        } else {
+            r = c
+        }
     }
     let end = n - start;
     if start < m && m < end {
@@ -887,7 +949,10 @@ fn go_fmt(value: &Value) -> String {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            let inner: Vec<String> = entries.iter().map(|(k, v)| format!("{k}:{}", go_fmt(v))).collect();
+            let inner: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", go_fmt(v)))
+                .collect();
             format!("map[{}]", inner.join(" "))
         }
     }
@@ -903,7 +968,10 @@ fn go_fmt_s(value: &Value) -> String {
             format!("[{}]", inner.join(" "))
         }
         Value::Object(map) => {
-            let inner: Vec<String> = map.iter().map(|(k, v)| format!("{k}:{}", go_fmt_s(v))).collect();
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", go_fmt_s(v)))
+                .collect();
             format!("map[{}]", inner.join(" "))
         }
         other => format!("%!s({}={})", go_type_name(other), go_fmt(other)),
@@ -965,7 +1033,13 @@ mod tests {
                 failures.push(format!("{name}: got {got:?}"));
             }
         }
-        assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{} of {} failed:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
     }
 
     fn pod() -> Schema {
@@ -998,8 +1072,14 @@ mod tests {
     fn set_element_order_interleaves_server_only_items() {
         // Upstream "set elements order in a list with server-only items":
         // live [1,2,7,9,8,3,4] + order [2,1,4,3] -> [2,1,7,9,8,4,3].
-        let live: Vec<Value> = [1, 2, 7, 9, 8, 3, 4].iter().map(|n| json!({"name": format!("c{n}")})).collect();
-        let order: Vec<Value> = [2, 1, 4, 3].iter().map(|n| json!({"name": format!("c{n}")})).collect();
+        let live: Vec<Value> = [1, 2, 7, 9, 8, 3, 4]
+            .iter()
+            .map(|n| json!({"name": format!("c{n}")}))
+            .collect();
+        let order: Vec<Value> = [2, 1, 4, 3]
+            .iter()
+            .map(|n| json!({"name": format!("c{n}")}))
+            .collect();
         let original = json!({"spec": {"containers": live}});
         let patch = json!({"spec": {"$setElementOrder/containers": order}});
         let got = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap();
@@ -1018,7 +1098,10 @@ mod tests {
         let original = json!({"spec": {"ports": [{"port": 53, "protocol": "UDP"}]}});
         let patch = json!({"spec": {"ports": [{"port": 53, "protocol": "TCP"}]}});
         let got = strategic_merge_patch(Some(&svc), &original, &patch).unwrap();
-        assert_eq!(got["spec"]["ports"], json!([{"port": 53, "protocol": "TCP"}]));
+        assert_eq!(
+            got["spec"]["ports"],
+            json!([{"port": 53, "protocol": "TCP"}])
+        );
     }
 
     #[test]
@@ -1026,21 +1109,31 @@ mod tests {
         let original = json!({"spec": {"containers": [{"name": "a", "env": [{"name": "X"}]}]}});
         let missing_key = json!({"spec": {"containers": [{"name": "a", "env": [{"value": "1"}]}]}});
         let err = strategic_merge_patch(Some(&pod()), &original, &missing_key).unwrap_err();
-        assert_eq!(err.to_string(), "map: map[value:1] does not contain declared merge key: name");
+        assert_eq!(
+            err.to_string(),
+            "map: map[value:1] does not contain declared merge key: name"
+        );
         assert_eq!(err.status_code(), 500);
 
         let bad_retain = json!({"spec": {"$retainKeys": ["a"], "hostname": "h"}});
         let err = strategic_merge_patch(Some(&pod()), &original, &bad_retain).unwrap_err();
-        assert_eq!(err, PatchError::BadRequest("invalid patch format of retainKeys".into()));
+        assert_eq!(
+            err,
+            PatchError::BadRequest("invalid patch format of retainKeys".into())
+        );
 
         let lists_of_lists = json!({"metadata": {"finalizers": [["x"]]}});
         let with_finalizers = json!({"metadata": {"finalizers": []}});
-        let err = strategic_merge_patch(Some(&pod()), &with_finalizers, &lists_of_lists).unwrap_err();
+        let err =
+            strategic_merge_patch(Some(&pod()), &with_finalizers, &lists_of_lists).unwrap_err();
         assert_eq!(err.status_code(), 422);
 
         let merge_in_list = json!({"spec": {"containers": [{"$patch": "merge"}]}});
         let err = strategic_merge_patch(Some(&pod()), &original, &merge_in_list).unwrap_err();
-        assert_eq!(err.to_string(), "merging lists cannot yet be specified in the patch");
+        assert_eq!(
+            err.to_string(),
+            "merging lists cannot yet be specified in the patch"
+        );
 
         let err = strategic_merge_patch(None, &original, &json!([1])).unwrap_err();
         assert_eq!(err.status_code(), 400);
@@ -1051,12 +1144,73 @@ mod tests {
         let original = json!({"spec": {"containers": [{"name": "a", "args": ["x", "y", "x"]}]}});
         let patch = json!({"spec": {"containers": [{"name": "a", "$deleteFromPrimitiveList/args": ["x"], "$deleteFromPrimitiveList/command": ["z"]}]}});
         let got = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap();
-        assert_eq!(got["spec"]["containers"][0], json!({"name": "a", "args": ["y"]}));
+        assert_eq!(
+            got["spec"]["containers"][0],
+            json!({"name": "a", "args": ["y"]})
+        );
+    }
+
+    #[test]
+    fn map_and_list_directives() {
+        let ds = Schema::for_kind("apps", "DaemonSet").unwrap();
+        let original = json!({"spec": {"template": {"metadata": {"labels": {"a": "1"}}, "spec": {"hostname": "h"}}}});
+        // `kubectl rollout undo` of a DaemonSet: the template is replaced whole.
+        let patch =
+            json!({"spec": {"template": {"$patch": "replace", "spec": {"subdomain": "s"}}}});
+        let got = strategic_merge_patch(Some(&ds), &original, &patch).unwrap();
+        assert_eq!(
+            got,
+            json!({"spec": {"template": {"spec": {"subdomain": "s"}}}})
+        );
+
+        let got =
+            strategic_merge_patch(Some(&ds), &original, &json!({"$patch": "delete"})).unwrap();
+        assert_eq!(got, json!({}));
+
+        // `$patch: replace` in a merge list keeps the other items exactly as sent.
+        let original = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        let patch =
+            json!({"spec": {"containers": [{"name": "c", "image": null}, {"$patch": "replace"}]}});
+        let got = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap();
+        assert_eq!(
+            got["spec"]["containers"],
+            json!([{"name": "c", "image": null}])
+        );
+
+        // A value stored where nothing was: nested nulls and `$patch` maps go.
+        let patch = json!({"spec": {"volumes": [{"name": "v", "emptyDir": null}, {"name": "w", "$patch": "delete"}]}});
+        let got = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap();
+        assert_eq!(got["spec"]["volumes"], json!([{"name": "v"}]));
+    }
+
+    #[test]
+    fn retain_keys_clears_stale_strategy_fields() {
+        let deploy = Schema::for_kind("apps", "Deployment").unwrap();
+        let original = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}});
+        let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
+        let got = strategic_merge_patch(Some(&deploy), &original, &patch).unwrap();
+        assert_eq!(got, json!({"spec": {"strategy": {"type": "Recreate"}}}));
+    }
+
+    #[test]
+    fn malformed_directive_keys_are_bad_requests() {
+        let original = json!({"metadata": {"finalizers": ["a"]}});
+        for patch in [
+            json!({"metadata": {"$deleteFromPrimitiveList": ["a"]}}),
+            json!({"metadata": {"$setElementOrderX/finalizers": ["a"]}}),
+            json!({"metadata": {"$retainKeys": "finalizers"}}),
+        ] {
+            let err = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap_err();
+            assert_eq!(err.status_code(), 400, "{patch}");
+        }
     }
 
     #[test]
     fn go_formatting() {
-        assert_eq!(go_fmt(&json!({"b": [1, 2.5, null], "a": true})), "map[a:true b:[1 2.5 <nil>]]");
+        assert_eq!(
+            go_fmt(&json!({"b": [1, 2.5, null], "a": true})),
+            "map[a:true b:[1 2.5 <nil>]]"
+        );
         assert_eq!(go_fmt(&json!(1.0)), "1");
         assert_eq!(go_float(1e-7), "1e-07");
         assert_eq!(go_fmt_s(&json!(3)), "%!s(int64=3)");

@@ -1,1 +1,177 @@
-//! TODO
+//! Racing writers and watchers on a multi-threaded runtime, and group
+//! commit: concurrent Flush-mode writers must share disk flushes.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use store::{Durability, Revision, Store};
+
+use crate::support::{open, take};
+
+/// Eight writers race (creates, updates with preconditions that sometimes
+/// lose, deletes) while watchers start at different moments; every watcher
+/// must see exactly the revisions after its start, in order, once each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_racing_writers_see_every_revision_once() {
+    let store = open(None, Durability::Buffered, 100_000);
+    let writers: Vec<_> = (0..8)
+        .map(|t| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in 0..150 {
+                    let key = format!("k{}", (t * 7 + i) % 20);
+                    let _ = match i % 3 {
+                        0 => store.create(&key, vec![t as u8]).await.map(|_| ()),
+                        1 => {
+                            let rev = store.get(&key).ok().flatten().map(|r| r.mod_revision);
+                            store.update(&key, vec![i as u8], rev).await.map(|_| ())
+                        }
+                        _ => store.delete(&key, None).await.map(|_| ()),
+                    };
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let watchers: Vec<_> = (0..4)
+        .map(|w| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for _ in 0..w * 40 {
+                    tokio::task::yield_now().await;
+                }
+                let after = if w % 2 == 0 { store.revision() } else { 0 };
+                (after, store.watch("", after).expect("watch"))
+            })
+        })
+        .collect();
+    let mut started = Vec::new();
+    for w in watchers {
+        started.push(w.await.expect("watcher start"));
+    }
+    for w in writers {
+        w.await.expect("writer");
+    }
+    let last = store.revision();
+    for (after, mut watch) in started {
+        let got: Vec<Revision> = take(&mut watch, (last - after) as usize)
+            .await
+            .iter()
+            .map(|e| e.revision)
+            .collect();
+        assert_eq!(
+            got,
+            (after + 1..=last).collect::<Vec<_>>(),
+            "watch after {after}"
+        );
+        crate::support::assert_quiet(&mut watch).await;
+    }
+    // And the final state is what a replay of the full history says.
+    let mut state = std::collections::BTreeMap::new();
+    let mut replay = store.watch("", 0).expect("watch");
+    for e in take(&mut replay, last as usize).await {
+        match e.kind {
+            store::EventKind::Deleted => state.remove(&e.key),
+            _ => state.insert(e.key.clone(), (e.value.clone(), e.revision)),
+        };
+    }
+    let listed = store.list("", None, None).expect("list");
+    assert_eq!(listed.revision, last);
+    let from_list: std::collections::BTreeMap<_, _> = listed
+        .records
+        .into_iter()
+        .map(|r| (r.key, (r.value, r.mod_revision)))
+        .collect();
+    assert_eq!(from_list, state);
+}
+
+async fn concurrent_creates(
+    store: &Store,
+    writers: usize,
+    per_writer: usize,
+    prefix: &str,
+) -> Vec<Revision> {
+    let tasks: Vec<_> = (0..writers)
+        .map(|w| {
+            let store = store.clone();
+            let prefix = prefix.to_string();
+            tokio::spawn(async move {
+                let mut revs = Vec::with_capacity(per_writer);
+                for i in 0..per_writer {
+                    let rec = store
+                        .create(&format!("{prefix}/{w}/{i}"), vec![b'x'; 1024])
+                        .await
+                        .expect("create");
+                    revs.push(rec.mod_revision);
+                }
+                revs
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.expect("writer"));
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_flush_writes_share_flushes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(Some(dir.path()), Durability::Flush, 100_000);
+    let revs = concurrent_creates(&store, 200, 1, "pods").await;
+    let unique: BTreeSet<_> = revs.iter().copied().collect();
+    assert_eq!(unique, (1..=200).collect());
+    let flushes = store.stats().flushes;
+    println!("200 concurrent Flush-mode creates took {flushes} flushes");
+    assert!(
+        flushes <= 50,
+        "{flushes} flushes for 200 concurrent writes: no group commit"
+    );
+}
+
+/// Not a pass/fail test: prints Flush-mode throughput against raw sled.
+/// `cargo test -p store --release --test it -- --ignored measure --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, run by hand"]
+async fn measure_flush_throughput() {
+    let clock = store::Clock::system(); // only to time the runs
+    let elapsed =
+        |since: std::time::SystemTime| clock.now().duration_since(since).unwrap_or_default();
+    {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = sled::open(dir.path()).expect("sled");
+        let start = clock.now();
+        for i in 0..2_000u32 {
+            db.insert(i.to_be_bytes(), vec![b'x'; 1024])
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        println!(
+            "raw sled insert+flush: {:.0}/s",
+            2_000.0 / elapsed(start).as_secs_f64()
+        );
+    }
+    for (writers, per_writer) in [(1, 2_000), (64, 200)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Arc::new(open(Some(dir.path()), Durability::Flush, 100_000));
+        let start = clock.now();
+        concurrent_creates(&store, writers, per_writer, "m").await;
+        let secs = elapsed(start).as_secs_f64();
+        let n = writers * per_writer;
+        println!(
+            "store Flush create, {writers} writers: {:.0}/s ({} flushes for {n} writes)",
+            n as f64 / secs,
+            store.stats().flushes
+        );
+    }
+    {
+        let store = open(None, Durability::Buffered, 100_000);
+        let start = clock.now();
+        concurrent_creates(&store, 1, 20_000, "b").await;
+        println!(
+            "store Buffered create, 1 writer: {:.0}/s",
+            20_000.0 / elapsed(start).as_secs_f64()
+        );
+    }
+}

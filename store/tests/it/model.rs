@@ -29,15 +29,37 @@ enum Pre {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Create { key: usize, value: u8 },
-    Update { key: usize, value: u8, pre: Pre },
-    Delete { key: usize, pre: Pre },
-    Get { key: usize },
-    List { prefix: usize, start_after: Option<usize>, limit: Option<usize> },
+    Create {
+        key: usize,
+        value: u8,
+    },
+    Update {
+        key: usize,
+        value: u8,
+        pre: Pre,
+    },
+    Delete {
+        key: usize,
+        pre: Pre,
+    },
+    Get {
+        key: usize,
+    },
+    List {
+        prefix: usize,
+        start_after: Option<usize>,
+        limit: Option<usize>,
+    },
     /// Watch from a revision picked by `at` and check the replay at once.
-    Watch { prefix: usize, at: u64 },
+    Watch {
+        prefix: usize,
+        at: u64,
+    },
     /// Start a watch that stays open and is checked by `Drain` and at the end.
-    Follow { prefix: usize, at: u64 },
+    Follow {
+        prefix: usize,
+        at: u64,
+    },
     /// Check everything the open watches have to say now.
     Drain,
     Restart,
@@ -78,7 +100,9 @@ impl Model {
 
     /// Events after `after` under `prefix`.
     fn suffix(&self, prefix: &str, after: Revision) -> Vec<Event> {
-        let start = usize::try_from(after).unwrap_or(usize::MAX).min(self.log.len());
+        let start = usize::try_from(after)
+            .unwrap_or(usize::MAX)
+            .min(self.log.len());
         self.log[start..]
             .iter()
             .filter(|e| e.key.starts_with(prefix))
@@ -103,7 +127,13 @@ impl Model {
         }
     }
 
-    fn record_event(&mut self, kind: EventKind, key: &str, value: Arc<[u8]>, prev: Option<Arc<[u8]>>) {
+    fn record_event(
+        &mut self,
+        kind: EventKind,
+        key: &str,
+        value: Arc<[u8]>,
+        prev: Option<Arc<[u8]>>,
+    ) {
         self.log.push(Event {
             kind,
             key: key.to_string(),
@@ -147,7 +177,13 @@ fn same<T: PartialEq + std::fmt::Debug>(got: store::Result<T>, want: Result<T, &
 async fn drain(model: &Model, f: &mut Follower, closed: bool) {
     let want = model.suffix(f.prefix, f.after);
     while f.seen < want.len() {
-        assert_eq!(next_event(&mut f.watch).await, want[f.seen], "follower {:?} after {}", f.prefix, f.after);
+        assert_eq!(
+            next_event(&mut f.watch).await,
+            want[f.seen],
+            "follower {:?} after {}",
+            f.prefix,
+            f.after
+        );
         f.seen += 1;
     }
     if closed {
@@ -199,7 +235,12 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                         ..old.clone()
                     };
                     model.objects.insert(key.to_string(), record.clone());
-                    model.record_event(EventKind::Modified, key, record.value.clone(), Some(old.value));
+                    model.record_event(
+                        EventKind::Modified,
+                        key,
+                        record.value.clone(),
+                        Some(old.value),
+                    );
                     record
                 });
                 same(store.update(key, value, expected).await, want);
@@ -210,21 +251,35 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 let want = model.check(key, expected).map(|old| {
                     model.revision += 1;
                     model.objects.remove(key);
-                    model.record_event(EventKind::Deleted, key, old.value.clone(), Some(old.value.clone()));
+                    model.record_event(
+                        EventKind::Deleted,
+                        key,
+                        old.value.clone(),
+                        Some(old.value.clone()),
+                    );
                     (old, model.revision)
                 });
                 same(store.delete(key, expected).await, want);
             }
             Op::Get { key } => {
-                same(store.get(KEYS[key]), Ok(model.objects.get(KEYS[key]).cloned()));
+                same(
+                    store.get(KEYS[key]),
+                    Ok(model.objects.get(KEYS[key]).cloned()),
+                );
             }
-            Op::List { prefix, start_after, limit } => {
+            Op::List {
+                prefix,
+                start_after,
+                limit,
+            } => {
                 let prefix = PREFIXES[prefix];
                 let start_after = start_after.map(|i| BOUNDS[i]);
                 let matching: Vec<Record> = model
                     .objects
                     .values()
-                    .filter(|r| r.key.starts_with(prefix) && start_after.is_none_or(|s| r.key.as_str() > s))
+                    .filter(|r| {
+                        r.key.starts_with(prefix) && start_after.is_none_or(|s| r.key.as_str() > s)
+                    })
                     .cloned()
                     .collect();
                 let n = limit.unwrap_or(usize::MAX).min(matching.len());
@@ -239,12 +294,19 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 assert_eq!(store.oldest_watchable(), model.oldest());
                 match store.watch(prefix, after) {
                     Err(Error::Expired { requested, oldest }) => {
-                        assert!(after < model.oldest(), "expired at {after}, oldest {}", model.oldest());
+                        assert!(
+                            after < model.oldest(),
+                            "expired at {after}, oldest {}",
+                            model.oldest()
+                        );
                         assert_eq!((requested, oldest), (after, model.oldest()));
                     }
                     Err(e) => panic!("watch failed: {e}"),
                     Ok(mut watch) => {
-                        assert!(after >= model.oldest(), "watch from compacted {after} accepted");
+                        assert!(
+                            after >= model.oldest(),
+                            "watch from compacted {after} accepted"
+                        );
                         for want in model.suffix(prefix, after) {
                             assert_eq!(next_event(&mut watch).await, want);
                         }
@@ -256,7 +318,11 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 // Random start only if history is never trimmed in a run;
                 // with a small window an unpolled backlog may expire (by
                 // design), so followers then start at the current revision.
-                let after = if model.history_max_events > 1_000 { at % (model.revision + 1) } else { model.revision };
+                let after = if model.history_max_events > 1_000 {
+                    at % (model.revision + 1)
+                } else {
+                    model.revision
+                };
                 let watch = store.watch(PREFIXES[prefix], after).expect("watch");
                 followers.push(Follower {
                     watch,
@@ -275,13 +341,19 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 for mut f in followers.drain(..) {
                     drain(&model, &mut f, true).await;
                 }
-                assert_eq!(kind_of(&store.create("a", vec![]).await.unwrap_err()), "Closed");
+                assert_eq!(
+                    kind_of(&store.create("a", vec![]).await.unwrap_err()),
+                    "Closed"
+                );
                 drop(store);
                 store = open(Some(dir.path()), durability, history_max_events);
                 assert_eq!(store.revision(), model.revision);
                 assert_eq!(store.oldest_watchable(), model.oldest());
                 let all = store.list("", None, None).expect("list");
-                assert_eq!(all.records, model.objects.values().cloned().collect::<Vec<_>>());
+                assert_eq!(
+                    all.records,
+                    model.objects.values().cloned().collect::<Vec<_>>()
+                );
             }
         }
     }

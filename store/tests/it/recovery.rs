@@ -14,17 +14,26 @@ async fn workload(store: &store::Store) -> Vec<store::Event> {
     let mut watch = store.watch("", store.revision()).expect("watch");
     let mut writes = 0;
     for i in 0..40 {
-        store.create(&format!("pods/p{i:02}"), value("v0")).await.expect("create");
+        store
+            .create(&format!("pods/p{i:02}"), value("v0"))
+            .await
+            .expect("create");
         writes += 1;
     }
     for i in (0..40).step_by(3) {
         let key = format!("pods/p{i:02}");
         let rev = store.get(&key).expect("get").expect("exists").mod_revision;
-        store.update(&key, value("v1"), Some(rev)).await.expect("update");
+        store
+            .update(&key, value("v1"), Some(rev))
+            .await
+            .expect("update");
         writes += 1;
     }
     for i in (0..40).step_by(4) {
-        store.delete(&format!("pods/p{i:02}"), None).await.expect("delete");
+        store
+            .delete(&format!("pods/p{i:02}"), None)
+            .await
+            .expect("delete");
         writes += 1;
     }
     take(&mut watch, writes).await
@@ -52,7 +61,10 @@ async fn restart_keeps_objects_revision_and_history() {
     let mut from_start = store.watch("", 0).expect("watch from 0");
     assert_eq!(take(&mut from_start, events.len()).await, events);
     let mut from_mid = store.watch("pods/", mid).expect("watch from mid");
-    assert_eq!(take(&mut from_mid, events.len() - mid as usize).await, events[mid as usize..]);
+    assert_eq!(
+        take(&mut from_mid, events.len() - mid as usize).await,
+        events[mid as usize..]
+    );
 
     // New writes continue the counter, and reach the resumed watch.
     let rec = store.create("pods/new", value("n")).await.expect("create");
@@ -67,7 +79,12 @@ async fn reopen_without_close_keeps_flushed_writes() {
         let store = open(Some(dir.path()), Durability::Flush, 100_000);
         let mut acked = Vec::new();
         for i in 0..20 {
-            acked.push(store.create(&format!("k{i}"), value("x")).await.expect("create"));
+            acked.push(
+                store
+                    .create(&format!("k{i}"), value("x"))
+                    .await
+                    .expect("create"),
+            );
         }
         let (_, rev) = store.delete("k0", None).await.expect("delete");
         acked.remove(0);
@@ -95,7 +112,9 @@ const CHILD_DIR: &str = "STORE_CRASH_CHILD_DIR";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the child process of kill_9_keeps_every_acknowledged_write"]
 async fn crash_child() {
-    let Some(dir) = std::env::var_os(CHILD_DIR) else { return };
+    let Some(dir) = std::env::var_os(CHILD_DIR) else {
+        return;
+    };
     let store = open(Some(std::path::Path::new(&dir)), Durability::Flush, 100_000);
     let mut tasks = Vec::new();
     for t in 0..8 {
@@ -117,7 +136,13 @@ async fn crash_child() {
 async fn kill_9_keeps_every_acknowledged_write() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "recovery::crash_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "recovery::crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_DIR, dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -143,19 +168,35 @@ async fn kill_9_keeps_every_acknowledged_write() {
     let store = open(Some(dir.path()), Durability::Flush, 100_000);
     let max_acked = acked.values().copied().max().expect("some acks");
     let revision = store.revision();
-    assert!(revision >= max_acked, "revision {revision} < acked {max_acked}");
+    assert!(
+        revision >= max_acked,
+        "revision {revision} < acked {max_acked}"
+    );
     for (key, rev) in &acked {
-        let record = store.get(key).expect("get").unwrap_or_else(|| panic!("acked {key} lost"));
+        let record = store
+            .get(key)
+            .expect("get")
+            .unwrap_or_else(|| panic!("acked {key} lost"));
         assert_eq!(record.mod_revision, *rev);
     }
     // Everything on disk is whole: the history is exactly the objects' creates.
     let all = store.list("", None, None).expect("list");
     assert_eq!(all.records.len() as Revision, revision);
     let mut watch = store.watch("", 0).expect("watch");
-    for (i, event) in take(&mut watch, revision as usize).await.into_iter().enumerate() {
+    for (i, event) in take(&mut watch, revision as usize)
+        .await
+        .into_iter()
+        .enumerate()
+    {
         assert_eq!(event.revision, i as Revision + 1);
-        assert_eq!(store.get(&event.key).expect("get").map(|r| r.mod_revision), Some(event.revision));
+        assert_eq!(
+            store.get(&event.key).expect("get").map(|r| r.mod_revision),
+            Some(event.revision)
+        );
     }
-    let next = store.create("after-crash", value("y")).await.expect("create");
+    let next = store
+        .create("after-crash", value("y"))
+        .await
+        .expect("create");
     assert_eq!(next.mod_revision, revision + 1);
 }
