@@ -58,7 +58,8 @@ pub async fn wait_until_ready(addr: SocketAddr) -> std::io::Result<()> {
 async fn readyz(addr: SocketAddr) -> std::io::Result<bool> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await?;
-    s.write_all(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").await?;
+    s.write_all(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await?;
     let mut buf = Vec::new();
     s.read_to_end(&mut buf).await?;
     Ok(buf.starts_with(b"HTTP/1.1 200"))

@@ -131,10 +131,22 @@ impl Server {
         let shutdown = CancellationToken::new();
         let state = AppState::new(api.clone(), addr.to_string(), shutdown.clone());
         let http = tokio::spawn(apiserver::http::serve(listener, state));
-        let kubeconfig = config.kubeconfig.clone().unwrap_or_else(|| data_dir.join("kubeconfig"));
-        kubeconfig::wait_until_ready(addr).await.map_err(io("waiting for /readyz"))?;
+        let kubeconfig = config
+            .kubeconfig
+            .clone()
+            .unwrap_or_else(|| data_dir.join("kubeconfig"));
+        kubeconfig::wait_until_ready(addr)
+            .await
+            .map_err(io("waiting for /readyz"))?;
         kubeconfig::write(&kubeconfig, addr).map_err(io(format!("writing {}", kubeconfig.display())))?;
-        Ok(Server { addr, api, kubeconfig, shutdown, http, _temp: temp })
+        Ok(Server {
+            addr,
+            api,
+            kubeconfig,
+            shutdown,
+            http,
+            _temp: temp,
+        })
     }
 
     /// The address clients connect to.

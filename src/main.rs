@@ -7,7 +7,11 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "miniplane", version, about = "A Kubernetes control plane in one process")]
+#[command(
+    name = "miniplane",
+    version,
+    about = "A Kubernetes control plane in one process"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -66,10 +70,16 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         listen: args.listen,
         data_dir: Some(data_dir.clone()),
         kubeconfig: args.kubeconfig,
-        durability: if args.no_fsync { store::Durability::Buffered } else { store::Durability::Flush },
+        durability: if args.no_fsync {
+            store::Durability::Buffered
+        } else {
+            store::Durability::Flush
+        },
         clock: store::Clock::system(),
     };
-    let server = miniplane::Server::start(config).await.context("starting miniplane")?;
+    let server = miniplane::Server::start(config)
+        .await
+        .context("starting miniplane")?;
     println!("miniplane is serving the Kubernetes API at {}", server.url());
     println!("data dir: {}", data_dir.display());
     println!("export KUBECONFIG={}", server.kubeconfig().display());

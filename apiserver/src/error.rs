@@ -165,8 +165,18 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(kind: FieldErrorType, field: impl Into<String>, value: Option<Value>, detail: impl Into<String>) -> Self {
-        FieldError { kind, field: field.into(), value, detail: detail.into() }
+    fn new(
+        kind: FieldErrorType,
+        field: impl Into<String>,
+        value: Option<Value>,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            kind,
+            field: field.into(),
+            value,
+            detail: detail.into(),
+        }
     }
     /// `Invalid value: <value>: <detail>`
     pub fn invalid(field: impl Into<String>, value: Value, detail: impl Into<String>) -> Self {
@@ -191,7 +201,11 @@ impl FieldError {
     /// `Unsupported value: <value>: supported values: "a", "b"`
     pub fn not_supported(field: impl Into<String>, value: Value, supported: &[&str]) -> Self {
         let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-        let detail = if list.is_empty() { String::new() } else { format!("supported values: {}", list.join(", ")) };
+        let detail = if list.is_empty() {
+            String::new()
+        } else {
+            format!("supported values: {}", list.join(", "))
+        };
         Self::new(FieldErrorType::NotSupported, field, Some(value), detail)
     }
     /// `Too long: may not be more than <max> bytes` style errors.
@@ -200,7 +214,12 @@ impl FieldError {
     }
     /// `Too many: <value>: must have at most <max> items`
     pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
-        Self::new(FieldErrorType::TooMany, field, Some(json!(actual)), format!("must have at most {max} items"))
+        Self::new(
+            FieldErrorType::TooMany,
+            field,
+            Some(json!(actual)),
+            format!("must have at most {max} items"),
+        )
     }
 
     /// The message without the field: `Invalid value: -1: must be ...`.
@@ -253,7 +272,11 @@ pub type ApiResult<T> = Result<T, ApiError>;
 impl ApiError {
     /// An error with no details.
     pub fn new(reason: Reason, message: impl Into<String>) -> Self {
-        ApiError { reason, message: message.into(), details: None }
+        ApiError {
+            reason,
+            message: message.into(),
+            details: None,
+        }
     }
 
     /// 400 BadRequest.
@@ -369,7 +392,11 @@ impl std::error::Error for ApiError {}
 
 /// `deployments.apps`, or `pods` for the core group.
 pub fn qualified(name: &str, group: &str) -> String {
-    if group.is_empty() { name.to_string() } else { format!("{name}.{group}") }
+    if group.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}.{group}")
+    }
 }
 
 #[cfg(test)]
@@ -382,7 +409,11 @@ mod tests {
             "apps",
             "Deployment",
             "web",
-            &[FieldError::invalid("spec.replicas", json!(-1), "must be greater than or equal to 0")],
+            &[FieldError::invalid(
+                "spec.replicas",
+                json!(-1),
+                "must be greater than or equal to 0",
+            )],
         );
         assert_eq!(
             e.message,
@@ -391,13 +422,21 @@ mod tests {
         let s = e.to_status();
         assert_eq!(s["code"], 422);
         assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueInvalid");
-        assert_eq!(s["details"]["causes"][0]["message"], "Invalid value: -1: must be greater than or equal to 0");
+        assert_eq!(
+            s["details"]["causes"][0]["message"],
+            "Invalid value: -1: must be greater than or equal to 0"
+        );
     }
 
     #[test]
     fn several_errors_are_bracketed_and_deduplicated() {
         let r = FieldError::required("metadata.name", "name or generateName is required");
-        let e = ApiError::invalid("", "Pod", "", &[r.clone(), r, FieldError::invalid("x", json!("a b"), "bad")]);
+        let e = ApiError::invalid(
+            "",
+            "Pod",
+            "",
+            &[r.clone(), r, FieldError::invalid("x", json!("a b"), "bad")],
+        );
         assert_eq!(
             e.message,
             "Pod \"\" is invalid: [metadata.name: Required value: name or generateName is required, x: Invalid value: \"a b\": bad]"

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult, FieldError, Reason};
 use crate::patch::meta::Schema;
-use crate::selector::{FieldSelector, LabelSelector};
 use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
 
 /// Layer D defaulting.
 pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
@@ -94,7 +94,10 @@ impl Filter {
     /// Parses both selectors (400 on a syntax error or an unsupported field).
     pub fn new(info: &ResourceInfo, label: Option<&str>, field: Option<&str>) -> ApiResult<Filter> {
         let label = match label.filter(|s| !s.trim().is_empty()) {
-            Some(s) => Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?),
+            Some(s) => Some(
+                LabelSelector::parse(s)
+                    .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?,
+            ),
             None => None,
         };
         let field = match field.filter(|s| !s.trim().is_empty()) {
@@ -103,13 +106,19 @@ impl Filter {
                 for name in f.fields() {
                     // Rejects fields the kind does not support, as upstream does.
                     let probe = serde_json::json!({});
-                    crate::selector::field_value(&info.group, &info.kind, &probe, name).map_err(ApiError::bad_request)?;
+                    crate::selector::field_value(&info.group, &info.kind, &probe, name)
+                        .map_err(ApiError::bad_request)?;
                 }
                 Some(f)
             }
             None => None,
         };
-        Ok(Filter { label, field, group: info.group.clone(), kind: info.kind.clone() })
+        Ok(Filter {
+            label,
+            field,
+            group: info.group.clone(),
+            kind: info.kind.clone(),
+        })
     }
 
     /// Whether `obj` matches both selectors.
@@ -121,7 +130,9 @@ impl Filter {
         }
         match &self.field {
             Some(f) => f.matches(|name| {
-                crate::selector::field_value(&self.group, &self.kind, obj, name).ok().flatten()
+                crate::selector::field_value(&self.group, &self.kind, obj, name)
+                    .ok()
+                    .flatten()
             }),
             None => true,
         }

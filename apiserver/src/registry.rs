@@ -89,7 +89,11 @@ impl ResourceInfo {
     /// The store prefix of a collection, all namespaces when `namespace` is
     /// `None` for a namespaced kind.
     pub fn prefix(&self, namespace: Option<&str>) -> String {
-        let group = if self.group.is_empty() { "core" } else { &self.group };
+        let group = if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        };
         match (self.namespaced, namespace) {
             (true, Some(ns)) => format!("/registry/{group}/{}/{ns}/", self.storage_name),
             _ => format!("/registry/{group}/{}/", self.storage_name),
@@ -114,7 +118,9 @@ impl Default for Registry {
 impl Registry {
     /// A registry of the built-in kinds.
     pub fn new() -> Self {
-        let r = Registry { inner: Arc::default() };
+        let r = Registry {
+            inner: Arc::default(),
+        };
         for info in builtin() {
             r.insert(info);
         }
@@ -201,26 +207,116 @@ pub fn builtin() -> Vec<ResourceInfo> {
     };
     vec![
         // core/v1
-        row("", "v1", "Namespace", "namespaces", false, &["ns"], &[], &[Status]),
-        with_gen(row("", "v1", "Pod", "pods", true, &["po"], all, &[Status, Binding, Log])),
+        row(
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            false,
+            &["ns"],
+            &[],
+            &[Status],
+        ),
+        with_gen(row(
+            "",
+            "v1",
+            "Pod",
+            "pods",
+            true,
+            &["po"],
+            all,
+            &[Status, Binding, Log],
+        )),
         row("", "v1", "Node", "nodes", false, &["no"], &[], &[Status]),
         row("", "v1", "Service", "services", true, &["svc"], all, &[Status]),
         row("", "v1", "Endpoints", "endpoints", true, &["ep"], &[], &[]),
         row("", "v1", "ConfigMap", "configmaps", true, &["cm"], &[], &[]),
         row("", "v1", "Secret", "secrets", true, &[], &[], &[]),
-        row("", "v1", "ServiceAccount", "serviceaccounts", true, &["sa"], &[], &[]),
+        row(
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            true,
+            &["sa"],
+            &[],
+            &[],
+        ),
         row("", "v1", "Event", "events", true, &["ev"], &[], &[]),
         // apps/v1
-        with_gen(row("apps", "v1", "Deployment", "deployments", true, &["deploy"], all, &[Scale, Status])),
-        with_gen(row("apps", "v1", "ReplicaSet", "replicasets", true, &["rs"], all, &[Scale, Status])),
-        with_gen(row("apps", "v1", "StatefulSet", "statefulsets", true, &["sts"], all, &[Scale, Status])),
-        with_gen(row("apps", "v1", "DaemonSet", "daemonsets", true, &["ds"], all, &[Status])),
-        row("apps", "v1", "ControllerRevision", "controllerrevisions", true, &[], &[], &[]),
+        with_gen(row(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            &["deploy"],
+            all,
+            &[Scale, Status],
+        )),
+        with_gen(row(
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            true,
+            &["rs"],
+            all,
+            &[Scale, Status],
+        )),
+        with_gen(row(
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            true,
+            &["sts"],
+            all,
+            &[Scale, Status],
+        )),
+        with_gen(row(
+            "apps",
+            "v1",
+            "DaemonSet",
+            "daemonsets",
+            true,
+            &["ds"],
+            all,
+            &[Status],
+        )),
+        row(
+            "apps",
+            "v1",
+            "ControllerRevision",
+            "controllerrevisions",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
         // batch/v1
         with_gen(row("batch", "v1", "Job", "jobs", true, &[], all, &[Status])),
-        with_gen(row("batch", "v1", "CronJob", "cronjobs", true, &["cj"], all, &[Status])),
+        with_gen(row(
+            "batch",
+            "v1",
+            "CronJob",
+            "cronjobs",
+            true,
+            &["cj"],
+            all,
+            &[Status],
+        )),
         // coordination.k8s.io/v1
-        row("coordination.k8s.io", "v1", "Lease", "leases", true, &[], &[], &[]),
+        row(
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
         // events.k8s.io/v1 (stored apart from core/v1 events here)
         row("events.k8s.io", "v1", "Event", "events", true, &["ev"], &[], &[]),
     ]

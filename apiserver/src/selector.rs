@@ -125,9 +125,7 @@ impl fmt::Display for LabelSelector {
 
 impl Requirement {
     fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
-        let value = labels
-            .and_then(|l| l.get(&self.key))
-            .and_then(Value::as_str);
+        let value = labels.and_then(|l| l.get(&self.key)).and_then(Value::as_str);
         let has = |v: &str| self.values.iter().any(|x| x == v);
         match self.op {
             Op::In | Op::Equals | Op::DoubleEquals => value.is_some_and(has),
@@ -179,10 +177,7 @@ impl fmt::Display for Requirement {
 
 fn requirement_from_expression(expr: &Value) -> Result<Requirement, String> {
     let key = expr.get("key").and_then(Value::as_str).unwrap_or_default();
-    let operator = expr
-        .get("operator")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let operator = expr.get("operator").and_then(Value::as_str).unwrap_or_default();
     let op = match operator {
         "In" => Op::In,
         "NotIn" => Op::NotIn,
@@ -213,12 +208,7 @@ fn requirement_from_expression(expr: &Value) -> Result<Requirement, String> {
 
 /// `labels.NewRequirement` with a nil field path. `nil_values` only changes how an
 /// empty value list is rendered in error text (`[]string(nil)` vs `[]string{}`).
-fn new_requirement(
-    key: &str,
-    op: Op,
-    values: Vec<String>,
-    nil_values: bool,
-) -> Result<Requirement, String> {
+fn new_requirement(key: &str, op: Op, values: Vec<String>, nil_values: bool) -> Result<Requirement, String> {
     let mut errs = Vec::new();
     if let Some(e) = validate_label_key(key, "key") {
         errs.push(e);
@@ -227,25 +217,17 @@ fn new_requirement(
     let invalid = |detail: &str| format!("values: Invalid value: {shown}: {detail}");
     match op {
         Op::In | Op::NotIn if values.is_empty() => {
-            errs.push(invalid(
-                "for 'in', 'notin' operators, values set can't be empty",
-            ));
+            errs.push(invalid("for 'in', 'notin' operators, values set can't be empty"));
         }
         Op::Equals | Op::DoubleEquals | Op::NotEquals if values.len() != 1 => {
-            errs.push(invalid(
-                "exact-match compatibility requires one single value",
-            ));
+            errs.push(invalid("exact-match compatibility requires one single value"));
         }
         Op::Exists | Op::DoesNotExist if !values.is_empty() => {
-            errs.push(invalid(
-                "values set must be empty for exists and does not exist",
-            ));
+            errs.push(invalid("values set must be empty for exists and does not exist"));
         }
         Op::GreaterThan | Op::LessThan => {
             if values.len() != 1 {
-                errs.push(invalid(
-                    "for 'Gt', 'Lt' operators, exactly one value is required",
-                ));
+                errs.push(invalid("for 'Gt', 'Lt' operators, exactly one value is required"));
             }
             for (i, v) in values.iter().enumerate() {
                 if v.parse::<i64>().is_err() {
@@ -312,8 +294,7 @@ const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
 /// `validation.RegexError`.
@@ -348,11 +329,7 @@ fn label_key_errors(key: &str) -> Vec<String> {
             *name
         }
         _ => {
-            let re = regex_error(
-                LABEL_KEY_MSG,
-                LABEL_KEY_FMT,
-                &["MyName", "my.name", "123-abc"],
-            );
+            let re = regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"]);
             return vec![format!(
                 "a qualified name {re} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )];
@@ -364,11 +341,7 @@ fn label_key_errors(key: &str) -> Vec<String> {
         errs.push(format!("name part {}", max_len_error(63)));
     }
     if !is_qualified_name_part(name) {
-        let re = regex_error(
-            LABEL_KEY_MSG,
-            LABEL_KEY_FMT,
-            &["MyName", "my.name", "123-abc"],
-        );
+        let re = regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"]);
         errs.push(format!("name part {re}"));
     }
     errs
@@ -613,9 +586,7 @@ impl Parser {
                         Tok::Comma => {
                             let (t2, l2) = self.lookahead(true);
                             if t2 != Tok::Identifier && t2 != Tok::DoesNotExist {
-                                return Err(format!(
-                                    "found '{l2}', expected: identifier after ','"
-                                ));
+                                return Err(format!("found '{l2}', expected: identifier after ','"));
                             }
                         }
                         _ => return Err(format!("found '{l}', expected: ',' or 'end of string'")),
@@ -821,9 +792,7 @@ impl FieldSelector {
         let mut terms = Vec::new();
         for part in parts.iter().filter(|p| !p.is_empty()) {
             let Some((field, op, raw)) = split_term(part) else {
-                return Err(format!(
-                    "invalid selector: '{s}'; can't understand '{part}'"
-                ));
+                return Err(format!("invalid selector: '{s}'; can't understand '{part}'"));
             };
             let value = unescape_field_value(raw)?;
             terms.push(FieldTerm {
@@ -920,9 +889,7 @@ fn unescape_field_value(s: &str) -> Result<String, String> {
     for c in s.chars() {
         if in_slash {
             if !matches!(c, '\\' | ',' | '=') {
-                return Err(format!(
-                    "invalid field selector: invalid escape sequence: \\{c}"
-                ));
+                return Err(format!("invalid field selector: invalid escape sequence: \\{c}"));
             }
             out.push(c);
             in_slash = false;
@@ -947,9 +914,7 @@ fn unescape_field_value(s: &str) -> Result<String, String> {
 
 /// `fields.EscapeValue`.
 fn escape_field_value(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace(',', "\\,")
-        .replace('=', "\\=")
+    s.replace('\\', "\\\\").replace(',', "\\,").replace('=', "\\=")
 }
 
 // ---------------------------------------------------------------------------
@@ -961,12 +926,7 @@ fn escape_field_value(s: &str) -> String {
 /// `Err` carries upstream's text for an unsupported label: "field label not supported: X"
 /// for kinds with their own conversion function, the default metav1 message otherwise.
 /// `Ok(None)` is a supported label absent from the selectable set (it compares as "").
-pub fn field_value(
-    group: &str,
-    kind: &str,
-    obj: &Value,
-    field: &str,
-) -> Result<Option<String>, String> {
+pub fn field_value(group: &str, kind: &str, obj: &Value, field: &str) -> Result<Option<String>, String> {
     let unsupported = || Err(format!("field label not supported: {field}"));
     let value = match (group, kind) {
         ("", "Pod") => match pod_field(obj, field) {
@@ -1314,14 +1274,8 @@ mod tests {
             err("a in (xyz abc)"),
             "unable to parse requirement: found 'abc', expected: ',' or ')'"
         );
-        assert_eq!(
-            err("("),
-            "found '(', expected: !, identifier, or 'end of string'"
-        );
-        assert_eq!(
-            err("a in (xyz),"),
-            "found '', expected: identifier after ','"
-        );
+        assert_eq!(err("("), "found '(', expected: !, identifier, or 'end of string'");
+        assert_eq!(err("a in (xyz),"), "found '', expected: identifier after ','");
         assert_eq!(
             err("a b"),
             "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"
@@ -1372,9 +1326,7 @@ mod tests {
         assert!(sel.matches(Some(&labels(
             json!({"app": "web", "tier": "fe", "env": "dev", "canary": ""})
         ))));
-        assert!(!sel.matches(Some(&labels(
-            json!({"app": "web", "tier": "fe", "env": "dev"})
-        ))));
+        assert!(!sel.matches(Some(&labels(json!({"app": "web", "tier": "fe", "env": "dev"})))));
 
         let everything = LabelSelector::from_label_selector(&json!({})).unwrap();
         assert!(everything.is_empty());
@@ -1396,8 +1348,7 @@ mod tests {
             LabelSelector::from_label_selector(&empty_in).unwrap_err(),
             "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be empty"
         );
-        let exists_vals =
-            json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]});
+        let exists_vals = json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]});
         assert_eq!(
             LabelSelector::from_label_selector(&exists_vals).unwrap_err(),
             "values: Invalid value: []string{\"x\"}: values set must be empty for exists and does not exist"
@@ -1430,8 +1381,7 @@ mod tests {
 
     #[test]
     fn field_selector_parse_and_match() {
-        let sel = FieldSelector::parse("status.phase=Running,spec.nodeName!=n1,metadata.name==x")
-            .unwrap();
+        let sel = FieldSelector::parse("status.phase=Running,spec.nodeName!=n1,metadata.name==x").unwrap();
         assert_eq!(
             sel.fields(),
             vec!["metadata.name", "spec.nodeName", "status.phase"]

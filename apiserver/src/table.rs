@@ -184,11 +184,7 @@ const NAME: Column = Column {
     priority: 0,
 };
 const AGE: Column = col("Age", "string", D_CREATED);
-const CONTAINERS: Column = wide(
-    "Containers",
-    "string",
-    "Names of each container in the template.",
-);
+const CONTAINERS: Column = wide("Containers", "string", "Names of each container in the template.");
 const IMAGES: Column = wide(
     "Images",
     "string",
@@ -228,11 +224,7 @@ fn columns(group: &str, kind: &str) -> Vec<Column> {
             wide("Kernel-Version", "string", D_KERNEL),
             wide("Container-Runtime", "string", D_RUNTIME),
         ],
-        ("", "Namespace") => vec![
-            NAME,
-            col("Status", "string", "The status of the namespace"),
-            AGE,
-        ],
+        ("", "Namespace") => vec![NAME, col("Status", "string", "The status of the namespace"), AGE],
         ("", "Service") => vec![
             NAME,
             col("Type", "string", D_SVC_TYPE),
@@ -415,11 +407,7 @@ impl Printer<'_> {
     }
 
     fn service_account(&self) -> Vec<Value> {
-        vec![
-            self.name(),
-            json!(array_len(self.obj.get("secrets"))),
-            self.age(),
-        ]
+        vec![self.name(), json!(array_len(self.obj.get("secrets"))), self.age()]
     }
 
     fn lease(&self) -> Vec<Value> {
@@ -459,12 +447,7 @@ impl Printer<'_> {
         ]
     }
 
-    fn with_template(
-        &self,
-        mut cells: Vec<Value>,
-        template: &[&str],
-        selector: Option<Value>,
-    ) -> Vec<Value> {
+    fn with_template(&self, mut cells: Vec<Value>, template: &[&str], selector: Option<Value>) -> Vec<Value> {
         let containers = at(self.obj, template).and_then(|t| t.pointer("/spec/containers"));
         let (names, images) = container_cells(containers);
         cells.push(json!(names));
@@ -476,16 +459,13 @@ impl Printer<'_> {
     }
 
     fn selector_cell(&self, path: &[&str]) -> Value {
-        json!(format_label_selector(
-            at(self.obj, path).unwrap_or(&Value::Null)
-        ))
+        json!(format_label_selector(at(self.obj, path).unwrap_or(&Value::Null)))
     }
 
     fn deployment(&self) -> Vec<Value> {
         let ready = int_at(self.obj, &["status", "readyReplicas"]);
         let desired = int_at(self.obj, &["spec", "replicas"]);
-        let selector =
-            label_selector_string(at(self.obj, &["spec", "selector"]).unwrap_or(&Value::Null));
+        let selector = label_selector_string(at(self.obj, &["spec", "selector"]).unwrap_or(&Value::Null));
         let cells = vec![
             self.name(),
             json!(format!("{ready}/{desired}")),
@@ -558,10 +538,7 @@ impl Printer<'_> {
         let Some(start) = self.obj.pointer("/status/startTime").and_then(parse_time) else {
             return String::new();
         };
-        let end = self
-            .obj
-            .pointer("/status/completionTime")
-            .and_then(parse_time);
+        let end = self.obj.pointer("/status/completionTime").and_then(parse_time);
         human_duration_between(start, end.unwrap_or(self.now))
     }
 
@@ -639,11 +616,7 @@ impl Printer<'_> {
         }
         let restarts = match walk.last_restart {
             Some(t) if walk.restarts != 0 => {
-                format!(
-                    "{} ({} ago)",
-                    walk.restarts,
-                    human_duration_between(t, self.now)
-                )
+                format!("{} ({} ago)", walk.restarts, human_duration_between(t, self.now))
             }
             _ => walk.restarts.to_string(),
         };
@@ -655,9 +628,7 @@ impl Printer<'_> {
             self.age(),
             json!(or_none(pod_ip(obj))),
             json!(or_none(str_at(obj, &["spec", "nodeName"]).to_string())),
-            json!(or_none(
-                str_at(obj, &["status", "nominatedNodeName"]).to_string()
-            )),
+            json!(or_none(str_at(obj, &["status", "nominatedNodeName"]).to_string())),
             json!(readiness_gates(obj)),
         ]
     }
@@ -669,9 +640,9 @@ fn initial_pod_reason(obj: &Value) -> String {
     if !status_reason.is_empty() {
         reason = status_reason.to_string();
     }
-    let gated = conditions(obj).iter().any(|c| {
-        str_at(c, &["type"]) == "PodScheduled" && str_at(c, &["reason"]) == "SchedulingGated"
-    });
+    let gated = conditions(obj)
+        .iter()
+        .any(|c| str_at(c, &["type"]) == "PodScheduled" && str_at(c, &["reason"]) == "SchedulingGated");
     if gated {
         reason = "SchedulingGated".to_string();
     }
@@ -738,9 +709,7 @@ impl PodWalk {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let terminated = status.pointer("/state/terminated").filter(|v| !v.is_null());
-            let running = status
-                .pointer("/state/running")
-                .is_some_and(|v| !v.is_null());
+            let running = status.pointer("/state/running").is_some_and(|v| !v.is_null());
             if !waiting_reason.is_empty() {
                 self.reason = waiting_reason.to_string();
             } else if let Some(t) = terminated {
@@ -998,10 +967,7 @@ fn format_endpoints(obj: &Value) -> String {
         } else {
             ports
                 .iter()
-                .flat_map(|p| {
-                    ips.iter()
-                        .map(move |ip| join_host_port(ip, int_at(p, &["port"])))
-                })
+                .flat_map(|p| ips.iter().map(move |ip| join_host_port(ip, int_at(p, &["port"]))))
                 .collect()
         };
         count += entries.len();
@@ -1197,9 +1163,7 @@ fn bool_at(obj: &Value, path: &[&str]) -> bool {
 }
 
 fn array(v: Option<&Value>) -> &[Value] {
-    v.and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+    v.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
 }
 
 fn strings(v: Option<&Value>) -> Vec<&str> {
@@ -1215,11 +1179,7 @@ fn array_len(v: Option<&Value>) -> usize {
 }
 
 fn or_none(s: String) -> String {
-    if s.is_empty() {
-        "<none>".to_string()
-    } else {
-        s
-    }
+    if s.is_empty() { "<none>".to_string() } else { s }
 }
 
 fn is_set(v: Option<&Value>) -> bool {
@@ -1242,16 +1202,17 @@ const GO_ZERO_TIME_SECONDS: i64 = -62_135_596_800;
 const D_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const D_CREATED: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 const D_POD_RESTARTS: &str = "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.";
-const D_POD_IP: &str = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
+const D_POD_IP: &str =
+    "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
 const D_POD_NODE: &str = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename";
 const D_POD_NOMINATED: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
 const D_POD_GATES: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
 const D_KUBELET: &str = "Kubelet Version reported by the node.";
 const D_OS_IMAGE: &str =
     "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
-const D_KERNEL: &str =
-    "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
-const D_RUNTIME: &str = "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
+const D_KERNEL: &str = "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
+const D_RUNTIME: &str =
+    "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
 const D_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
 const D_SVC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
 const D_SVC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
@@ -1264,8 +1225,7 @@ const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret 
 const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
 const D_SA_SECRETS: &str = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret";
 const D_EV_LAST: &str = "The time at which the most recent occurrence of this event was recorded.";
-const D_EV_TYPE: &str =
-    "Type of this event (Normal, Warning), new types could be added in the future";
+const D_EV_TYPE: &str = "Type of this event (Normal, Warning), new types could be added in the future";
 const D_EV_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
 const D_EV_OBJECT: &str = "The object that this event is about.";
 const D_EV_SUBOBJECT: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
@@ -1275,8 +1235,10 @@ const D_EV_MESSAGE: &str = "A human-readable description of the status of this o
 const D_EV_FIRST: &str =
     "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
 const D_EV_COUNT: &str = "The number of times this event has occurred.";
-const D_DEP_UPDATED: &str = "Total number of non-terminated pods targeted by this deployment that have the desired template spec.";
-const D_DEP_AVAILABLE: &str = "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.";
+const D_DEP_UPDATED: &str =
+    "Total number of non-terminated pods targeted by this deployment that have the desired template spec.";
+const D_DEP_AVAILABLE: &str =
+    "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.";
 const D_DEP_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.";
 const D_RS_REPLICAS: &str = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
 const D_RS_CURRENT: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
@@ -1376,10 +1338,7 @@ mod tests {
         assert_eq!(human_duration_between(c, a), "<invalid>"); // -2.5s
         assert_eq!(human_duration_between(a, c), "2s");
         assert_eq!(translate_timestamp_since(None, a), "<unknown>");
-        assert_eq!(
-            translate_timestamp_since(Some(&Value::Null), a),
-            "<unknown>"
-        );
+        assert_eq!(translate_timestamp_since(Some(&Value::Null), a), "<unknown>");
         assert_eq!(
             translate_timestamp_since(Some(&json!("0001-01-01T00:00:00Z")), a),
             "<unknown>"
@@ -1642,12 +1601,9 @@ mod tests {
         assert_eq!(c[3], json!("2 (30s ago)"));
         let pod = base(json!([{"name": "i1", "state": {"terminated": {"exitCode": 2}}}]));
         assert_eq!(cells("", "Pod", &pod)[2], json!("Init:ExitCode:2"));
-        let pod = base(
-            json!([{"name": "i1", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]),
-        );
+        let pod = base(json!([{"name": "i1", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]));
         assert_eq!(cells("", "Pod", &pod)[2], json!("Init:Error"));
-        let pod =
-            base(json!([{"name": "i1", "state": {"waiting": {"reason": "PodInitializing"}}}]));
+        let pod = base(json!([{"name": "i1", "state": {"waiting": {"reason": "PodInitializing"}}}]));
         assert_eq!(cells("", "Pod", &pod)[2], json!("Init:0/2"));
     }
 
@@ -1754,7 +1710,8 @@ mod tests {
             cells("", "Namespace", &ns),
             vec![json!("default"), json!("Active"), json!("30s")]
         );
-        let cm = json!({"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}});
+        let cm =
+            json!({"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}});
         assert_eq!(cells("", "ConfigMap", &cm)[1], json!(3));
         let secret = json!({"metadata": {"name": "s"}, "type": "Opaque", "data": {"a": "eA=="}, "stringData": {"a": "x", "b": "y"}});
         assert_eq!(
@@ -1763,7 +1720,8 @@ mod tests {
         );
         let sa = json!({"metadata": {"name": "default"}});
         assert_eq!(cells("", "ServiceAccount", &sa)[1], json!(0));
-        let lease = json!({"metadata": {"name": "kube-scheduler"}, "spec": {"holderIdentity": "miniplane_1"}});
+        let lease =
+            json!({"metadata": {"name": "kube-scheduler"}, "spec": {"holderIdentity": "miniplane_1"}});
         assert_eq!(
             cells("coordination.k8s.io", "Lease", &lease)[1],
             json!("miniplane_1")
@@ -1805,7 +1763,8 @@ mod tests {
         let c = cells("", "Service", &lb);
         assert_eq!(c[3], json!("1.1.1.1,5.6.7.8,a.example.com"));
         assert_eq!(c[4], json!("<none>"));
-        let pending = json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "externalIPs": []}});
+        let pending =
+            json!({"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "externalIPs": []}});
         assert_eq!(cells("", "Service", &pending)[3], json!("<pending>"));
         let headless = json!({"metadata": {"name": "h"}, "spec": {"type": "ClusterIP", "clusterIP": "None", "clusterIPs": ["None"]}});
         assert_eq!(cells("", "Service", &headless)[2], json!("None"));
@@ -1824,13 +1783,9 @@ mod tests {
             cells("", "Endpoints", &json!({"metadata": {"name": "x"}}))[1],
             json!("<none>")
         );
-        let one = ep(
-            json!([{"addresses": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}], "ports": [{"port": 80}]}]),
-        );
-        assert_eq!(
-            cells("", "Endpoints", &one)[1],
-            json!("10.0.0.1:80,[fd00::1]:80")
-        );
+        let one =
+            ep(json!([{"addresses": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}], "ports": [{"port": 80}]}]));
+        assert_eq!(cells("", "Endpoints", &one)[1], json!("10.0.0.1:80,[fd00::1]:80"));
         let many = ep(
             json!([{"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}], "ports": [{"port": 80}, {"port": 443}]}]),
         );
@@ -1840,8 +1795,7 @@ mod tests {
         );
         let no_ports = ep(json!([{"addresses": [{"ip": "10.0.0.1"}]}]));
         assert_eq!(cells("", "Endpoints", &no_ports)[1], json!("10.0.0.1"));
-        let not_ready =
-            ep(json!([{"notReadyAddresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]));
+        let not_ready = ep(json!([{"notReadyAddresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]));
         assert_eq!(cells("", "Endpoints", &not_ready)[1], json!(""));
     }
 
@@ -1998,10 +1952,7 @@ mod tests {
         no_sel["spec"]["template"]["spec"]["nodeSelector"] = json!({});
         no_sel["spec"]["selector"] = Value::Null;
         let c = cells("apps", "DaemonSet", &no_sel);
-        assert_eq!(
-            (c[6].clone(), c[10].clone()),
-            (json!("<none>"), json!("<none>"))
-        );
+        assert_eq!((c[6].clone(), c[10].clone()), (json!("<none>"), json!("<none>")));
     }
 
     #[test]
@@ -2021,15 +1972,9 @@ mod tests {
             ]
         );
         let core = json!({"metadata": {"name": "x", "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "controller": true}]}, "revision": 1});
-        assert_eq!(
-            cells("apps", "ControllerRevision", &core)[1],
-            json!("pod/p")
-        );
+        assert_eq!(cells("apps", "ControllerRevision", &core)[1], json!("pod/p"));
         let orphan = json!({"metadata": {"name": "x"}, "revision": 1});
-        assert_eq!(
-            cells("apps", "ControllerRevision", &orphan)[1],
-            json!("<none>")
-        );
+        assert_eq!(cells("apps", "ControllerRevision", &orphan)[1], json!("<none>"));
     }
 
     #[test]
@@ -2054,7 +1999,8 @@ mod tests {
                 json!("batch.kubernetes.io/controller-uid=abc")
             ]
         );
-        let running = json!({"metadata": {"name": "r"}, "spec": {"parallelism": 3}, "status": {"startTime": ago(30)}});
+        let running =
+            json!({"metadata": {"name": "r"}, "spec": {"parallelism": 3}, "status": {"startTime": ago(30)}});
         let c = cells("batch", "Job", &running);
         assert_eq!(
             (c[1].clone(), c[2].clone(), c[3].clone()),
@@ -2098,12 +2044,7 @@ mod tests {
         let c = cells("batch", "CronJob", &bare);
         assert_eq!(
             (c[2].clone(), c[3].clone(), c[4].clone(), c[5].clone()),
-            (
-                json!("Etc/UTC"),
-                json!("<unset>"),
-                json!(0),
-                json!("<none>")
-            )
+            (json!("Etc/UTC"), json!("<unset>"), json!(0), json!("<none>"))
         );
     }
 

@@ -127,12 +127,7 @@ impl Engine {
         self.read().objects.get(key).cloned()
     }
 
-    pub fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        limit: Option<usize>,
-    ) -> ListResult {
+    pub fn list(&self, prefix: &str, start_after: Option<&str>, limit: Option<usize>) -> ListResult {
         let state = self.read();
         let start = match start_after {
             Some(after) if after >= prefix => Bound::Excluded(after),
@@ -169,11 +164,7 @@ impl Engine {
 
     /// Simulated ms since the Unix epoch (0 for a clock set before it).
     fn now_ms(&self) -> u64 {
-        let since_epoch = self
-            .clock
-            .now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        let since_epoch = self.clock.now().duration_since(UNIX_EPOCH).unwrap_or_default();
         u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
     }
 
@@ -215,9 +206,7 @@ impl Engine {
         state.revision = revision;
         match event.kind {
             EventKind::Deleted => state.objects.remove(key),
-            EventKind::Added | EventKind::Modified => {
-                state.objects.insert(key.to_string(), record.clone())
-            }
+            EventKind::Added | EventKind::Modified => state.objects.insert(key.to_string(), record.clone()),
         };
         if let Some(events) = &state.events {
             let _ = events.send(event); // Err only means: no watcher right now
@@ -309,16 +298,9 @@ fn add_trim(batch: &mut sled::Batch, history: &History, n: usize) {
 
 /// Checks `op`'s precondition against the `current` record and works out
 /// the event and the resulting record, without changing anything.
-fn plan(
-    key: &str,
-    current: Option<&Record>,
-    op: Op,
-    revision: Revision,
-) -> Result<(Event, Record)> {
+fn plan(key: &str, current: Option<&Record>, op: Op, revision: Revision) -> Result<(Event, Record)> {
     let check = |current: Option<&Record>, expected: Option<Revision>| match current {
-        None => Err(Error::NotFound {
-            key: key.to_string(),
-        }),
+        None => Err(Error::NotFound { key: key.to_string() }),
         Some(record) => match expected {
             Some(expected) if expected != record.mod_revision => Err(Error::Conflict {
                 key: key.to_string(),
@@ -338,9 +320,7 @@ fn plan(
     match op {
         Op::Create(value) => {
             if current.is_some() {
-                return Err(Error::AlreadyExists {
-                    key: key.to_string(),
-                });
+                return Err(Error::AlreadyExists { key: key.to_string() });
             }
             let record = Record {
                 key: key.to_string(),

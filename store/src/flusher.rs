@@ -114,9 +114,7 @@ impl Flusher {
         }
         let progress = rx
             .wait_for(|p| {
-                p.flushed >= revision
-                    || p.stopped
-                    || p.failed.as_ref().is_some_and(|(r, _)| *r >= revision)
+                p.flushed >= revision || p.stopped || p.failed.as_ref().is_some_and(|(r, _)| *r >= revision)
             })
             .await
             // The sender lives in `shared`, which we hold: it cannot be dropped.
@@ -163,10 +161,7 @@ fn run(shared: &Shared, db: &sled::Db, mut flushed: Revision) {
         let target = {
             let mut requests = lock(&shared.requests);
             while requests.wanted <= flushed && !requests.stop {
-                requests = shared
-                    .wake
-                    .wait(requests)
-                    .unwrap_or_else(PoisonError::into_inner);
+                requests = shared.wake.wait(requests).unwrap_or_else(PoisonError::into_inner);
             }
             if requests.wanted <= flushed {
                 break; // stopping, and nothing left to flush
@@ -181,9 +176,7 @@ fn run(shared: &Shared, db: &sled::Db, mut flushed: Revision) {
             Ok(_) => shared.progress.send_modify(|p| p.flushed = target),
             Err(e) => {
                 tracing::error!(error = %e, target, "store flush failed");
-                shared
-                    .progress
-                    .send_modify(|p| p.failed = Some((target, e)));
+                shared.progress.send_modify(|p| p.failed = Some((target, e)));
             }
         }
     }

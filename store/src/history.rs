@@ -34,12 +34,7 @@ pub(crate) struct History {
 }
 
 impl History {
-    pub fn new(
-        entries: VecDeque<Entry>,
-        oldest: Revision,
-        max_events: usize,
-        max_age: Duration,
-    ) -> Self {
+    pub fn new(entries: VecDeque<Entry>, oldest: Revision, max_events: usize, max_age: Duration) -> Self {
         History {
             entries,
             oldest,

@@ -62,9 +62,8 @@ pub(crate) fn encode_event(event: &Event, time_ms: u64) -> Vec<u8> {
         EventKind::Modified => event.prev_value.as_deref(),
         EventKind::Added | EventKind::Deleted => None,
     };
-    let mut out = Vec::with_capacity(
-        21 + event.key.len() + event.value.len() + prev.map_or(0, |p| 4 + p.len()),
-    );
+    let mut out =
+        Vec::with_capacity(21 + event.key.len() + event.value.len() + prev.map_or(0, |p| 4 + p.len()));
     out.push(match event.kind {
         EventKind::Added => 0,
         EventKind::Modified => 1,
@@ -134,16 +133,12 @@ pub(crate) fn decode_u64(bytes: &[u8], what: &'static str) -> Result<u64> {
 }
 
 pub(crate) fn decode_revision_key(key: &[u8]) -> Result<Revision> {
-    let bytes = key
-        .strip_prefix(HISTORY)
-        .ok_or_else(|| corrupt("history key"))?;
+    let bytes = key.strip_prefix(HISTORY).ok_or_else(|| corrupt("history key"))?;
     decode_u64(bytes, "history key")
 }
 
 fn decode_record(key: &[u8], bytes: &[u8]) -> Result<Record> {
-    let key = key
-        .strip_prefix(OBJECT)
-        .ok_or_else(|| corrupt("object key"))?;
+    let key = key.strip_prefix(OBJECT).ok_or_else(|| corrupt("object key"))?;
     let key = std::str::from_utf8(key).map_err(|_| corrupt("object key"))?;
     let mut r = Reader {
         bytes,
@@ -256,9 +251,7 @@ pub(crate) fn recover(db: &sled::Db) -> Result<Recovered> {
         if rev <= oldest {
             continue; // trimmed in memory before a crash hid the removal
         }
-        let expected = history
-            .back()
-            .map_or(oldest + 1, |e: &Entry| e.revision + 1);
+        let expected = history.back().map_or(oldest + 1, |e: &Entry| e.revision + 1);
         if rev != expected {
             tracing::warn!(
                 rev,

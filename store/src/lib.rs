@@ -189,10 +189,7 @@ pub enum Error {
         actual: Revision,
     },
     #[error("revision {requested} is compacted; the oldest watchable revision is {oldest}")]
-    Expired {
-        requested: Revision,
-        oldest: Revision,
-    },
+    Expired { requested: Revision, oldest: Revision },
     #[error("the store is closed")]
     Closed,
     #[error("storage error: {0}")]
@@ -253,23 +250,13 @@ impl Store {
     /// Records whose key starts with `prefix` and is greater than
     /// `start_after`, in byte order, at most `limit` of them (`Some(0)`
     /// returns an empty page with `remaining` set), all from one snapshot.
-    pub fn list(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        limit: Option<usize>,
-    ) -> Result<ListResult> {
+    pub fn list(&self, prefix: &str, start_after: Option<&str>, limit: Option<usize>) -> Result<ListResult> {
         Ok(self.engine.list(prefix, start_after, limit))
     }
 
     /// Replaces the value of `key`. Fails [`Error::NotFound`], or
     /// [`Error::Conflict`] if `expected` is not its current `mod_revision`.
-    pub async fn update(
-        &self,
-        key: &str,
-        value: Vec<u8>,
-        expected: Option<Revision>,
-    ) -> Result<Record> {
+    pub async fn update(&self, key: &str, value: Vec<u8>, expected: Option<Revision>) -> Result<Record> {
         let (record, revision) = self.engine.commit(key, Op::Update(value, expected))?;
         self.engine.durable(revision).await?;
         Ok(record)
@@ -277,11 +264,7 @@ impl Store {
 
     /// Deletes `key`, returning its last record and the revision of the
     /// delete. Fails like [`Store::update`].
-    pub async fn delete(
-        &self,
-        key: &str,
-        expected: Option<Revision>,
-    ) -> Result<(Record, Revision)> {
+    pub async fn delete(&self, key: &str, expected: Option<Revision>) -> Result<(Record, Revision)> {
         let (record, revision) = self.engine.commit(key, Op::Delete(expected))?;
         self.engine.durable(revision).await?;
         Ok((record, revision))

@@ -96,14 +96,22 @@ impl Cluster {
     /// Runs kubectl and returns stdout; panics with stderr if it failed.
     pub async fn ok(&self, args: &[&str]) -> String {
         let r = self.run(args).await;
-        assert!(r.success, "kubectl {args:?} failed:\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+        assert!(
+            r.success,
+            "kubectl {args:?} failed:\nstdout: {}\nstderr: {}",
+            r.stdout, r.stderr
+        );
         r.stdout
     }
 
     /// Runs kubectl expecting failure; returns stderr.
     pub async fn fails(&self, args: &[&str]) -> String {
         let r = self.run(args).await;
-        assert!(!r.success, "kubectl {args:?} should have failed, printed:\n{}", r.stdout);
+        assert!(
+            !r.success,
+            "kubectl {args:?} should have failed, printed:\n{}",
+            r.stdout
+        );
         r.stderr
     }
 
@@ -127,7 +135,9 @@ impl Cluster {
 /// beside the `kubectl` found on PATH.
 pub fn kubectl_dir() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    let found = std::env::split_paths(&path).map(|d| d.join("kubectl")).find(|p| p.is_file())?;
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join("kubectl"))
+        .find(|p| p.is_file())?;
     let real = std::fs::canonicalize(found).ok()?;
     real.parent().map(Path::to_path_buf)
 }
@@ -158,16 +168,28 @@ impl HttpResponse {
 
     /// The first header named `name` (lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
 /// Sends one HTTP/1.1 request with `Connection: close` and reads the whole
 /// response: enough for tests that need to send what kubectl never would.
-pub async fn http(addr: std::net::SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> HttpResponse {
+pub async fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> HttpResponse {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -193,10 +215,17 @@ fn parse_response(raw: &[u8]) -> HttpResponse {
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     let mut body = raw[split + 4..].to_vec();
-    if headers.iter().any(|(k, v)| k == "transfer-encoding" && v.contains("chunked")) {
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"))
+    {
         body = dechunk(&body);
     }
-    HttpResponse { status, headers, body }
+    HttpResponse {
+        status,
+        headers,
+        body,
+    }
 }
 
 fn dechunk(mut data: &[u8]) -> Vec<u8> {

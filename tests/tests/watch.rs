@@ -7,7 +7,11 @@ use e2e::Cluster;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Reads lines from a child's stdout until one contains `needle`.
-async fn read_until(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>, needle: &str, seen: &mut Vec<String>) {
+async fn read_until(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    needle: &str,
+    seen: &mut Vec<String>,
+) {
     let found = tokio::time::timeout(Duration::from_secs(20), async {
         while let Ok(Some(line)) = lines.next_line().await {
             let hit = line.contains(needle);
@@ -59,9 +63,13 @@ async fn wait_for_delete_returns_when_the_object_goes() {
     let info = api.resource("", "v1", "configmaps").unwrap();
     let deleter = tokio::spawn(async move {
         api.clock().sleep(Duration::from_millis(300)).await;
-        api.delete(&info, Some("default"), "bye", &Default::default()).await.map(|_| ())
+        api.delete(&info, Some("default"), "bye", &Default::default())
+            .await
+            .map(|_| ())
     });
-    let out = c.ok(&["wait", "--for=delete", "configmap/bye", "--timeout=20s"]).await;
+    let out = c
+        .ok(&["wait", "--for=delete", "configmap/bye", "--timeout=20s"])
+        .await;
     assert!(out.contains("condition met"), "{out}");
     deleter.await.unwrap().unwrap();
     c.stop().await;

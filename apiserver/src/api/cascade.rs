@@ -97,7 +97,10 @@ impl Api {
             let scope = if namespaced { ns } else { None };
             for object in self.list(&info, scope, &ListOptions::default())?.items {
                 if owner_uids(&object).contains(&uid) {
-                    out.push(Dependent { info: info.clone(), object });
+                    out.push(Dependent {
+                        info: info.clone(),
+                        object,
+                    });
                 }
             }
         }
@@ -152,7 +155,10 @@ impl Api {
                 for object in self.list(&info, Some(&ns), &ListOptions::default())?.items {
                     remaining += 1;
                     if object.pointer("/metadata/deletionTimestamp").is_none() {
-                        let dep = Dependent { info: info.clone(), object };
+                        let dep = Dependent {
+                            info: info.clone(),
+                            object,
+                        };
                         self.delete_quietly(&dep, Some(Propagation::Background)).await?;
                     }
                 }
@@ -179,8 +185,14 @@ impl Api {
     /// Deletes a dependent, ignoring that it may already be gone.
     async fn delete_quietly(&self, dep: &Dependent, propagation: Option<Propagation>) -> ApiResult<()> {
         let ns = obj::meta_str(&dep.object, "namespace").map(str::to_string);
-        let opts = DeleteOptions { propagation, ..Default::default() };
-        match self.delete(&dep.info, ns.as_deref(), obj::name(&dep.object), &opts).await {
+        let opts = DeleteOptions {
+            propagation,
+            ..Default::default()
+        };
+        match self
+            .delete(&dep.info, ns.as_deref(), obj::name(&dep.object), &opts)
+            .await
+        {
             Ok(DeleteOutcome::Deleted(_) | DeleteOutcome::Pending(_)) => Ok(()),
             Err(e) if e.reason == Reason::NotFound => Ok(()),
             Err(e) => Err(e),
@@ -191,8 +203,15 @@ impl Api {
     async fn drop_owner_ref(&self, dep: &Dependent, uid: &str) -> ApiResult<()> {
         let ns = obj::meta_str(&dep.object, "namespace").map(str::to_string);
         self.modify(&dep.info, ns.as_deref(), obj::name(&dep.object), |o| {
-            let refs = o.pointer("/metadata/ownerReferences").and_then(Value::as_array).cloned().unwrap_or_default();
-            let kept: Vec<Value> = refs.into_iter().filter(|r| r.get("uid").and_then(Value::as_str) != Some(uid)).collect();
+            let refs = o
+                .pointer("/metadata/ownerReferences")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let kept: Vec<Value> = refs
+                .into_iter()
+                .filter(|r| r.get("uid").and_then(Value::as_str) != Some(uid))
+                .collect();
             let meta = obj::meta_mut(o);
             if kept.is_empty() {
                 meta.remove("ownerReferences");
@@ -207,7 +226,10 @@ impl Api {
     async fn remove_finalizer(&self, info: &ResourceInfo, o: &Value, finalizer: &str) -> ApiResult<()> {
         let ns = obj::meta_str(o, "namespace").map(str::to_string);
         self.modify(info, ns.as_deref(), obj::name(o), |o| {
-            let kept: Vec<String> = obj::finalizers(o).into_iter().filter(|f| f != finalizer).collect();
+            let kept: Vec<String> = obj::finalizers(o)
+                .into_iter()
+                .filter(|f| f != finalizer)
+                .collect();
             let meta = obj::meta_mut(o);
             if kept.is_empty() {
                 meta.remove("finalizers");
@@ -234,7 +256,10 @@ impl Api {
                 Err(e) => return Err(e),
             };
             f(&mut o);
-            let opts = super::WriteOptions { field_manager: Some("miniplane-controller-manager".into()), ..Default::default() };
+            let opts = super::WriteOptions {
+                field_manager: Some("miniplane-controller-manager".into()),
+                ..Default::default()
+            };
             match self.update(info, namespace, name, o, None, &opts).await {
                 Ok(_) => return Ok(()),
                 Err(e) if e.reason == Reason::Conflict => continue,
@@ -249,6 +274,10 @@ impl Api {
 fn owner_uids(o: &Value) -> Vec<&str> {
     o.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
-        .map(|refs| refs.iter().filter_map(|r| r.get("uid").and_then(Value::as_str)).collect())
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                .collect()
+        })
         .unwrap_or_default()
 }

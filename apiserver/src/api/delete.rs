@@ -67,18 +67,28 @@ impl DeleteOptions {
     pub fn from_json(v: &Value) -> ApiResult<Self> {
         let mut o = DeleteOptions {
             grace_period: v.get("gracePeriodSeconds").and_then(Value::as_i64),
-            uid: v.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_string),
+            uid: v
+                .pointer("/preconditions/uid")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             resource_version: v
                 .pointer("/preconditions/resourceVersion")
                 .and_then(Value::as_str)
                 .map(str::to_string),
             propagation: None,
-            dry_run: v.get("dryRun").and_then(Value::as_array).is_some_and(|a| !a.is_empty()),
+            dry_run: v
+                .get("dryRun")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty()),
         };
         if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
             o.propagation = Some(Propagation::parse(p)?);
         } else if let Some(orphan) = v.get("orphanDependents").and_then(Value::as_bool) {
-            o.propagation = Some(if orphan { Propagation::Orphan } else { Propagation::Background });
+            o.propagation = Some(if orphan {
+                Propagation::Orphan
+            } else {
+                Propagation::Background
+            });
         }
         Ok(o)
     }
@@ -113,8 +123,14 @@ impl Api {
             let live = decode_record(&record)?;
             check_preconditions(info, name, &live, opts)?;
             let outcome = match self.plan_delete(info, &live, opts) {
-                Plan::Remove => self.remove(info, &key, name, live, record.mod_revision, opts).await,
-                Plan::Update(new) => self.mark_deleting(info, &key, name, new, record.mod_revision, opts).await,
+                Plan::Remove => {
+                    self.remove(info, &key, name, live, record.mod_revision, opts)
+                        .await
+                }
+                Plan::Update(new) => {
+                    self.mark_deleting(info, &key, name, new, record.mod_revision, opts)
+                        .await
+                }
                 Plan::Nothing => Ok(DeleteOutcome::Pending(live)),
             };
             match outcome {
@@ -261,20 +277,31 @@ fn grace_period(info: &ResourceInfo, live: &Value, opts: &DeleteOptions) -> i64 
     if !is_pod {
         return 0;
     }
-    let unscheduled = live.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("").is_empty();
-    let phase = live.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
+    let unscheduled = live
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty();
+    let phase = live
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if unscheduled || phase == "Succeeded" || phase == "Failed" {
         return 0;
     }
     let period = opts.grace_period.unwrap_or_else(|| {
-        live.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30)
+        live.pointer("/spec/terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(30)
     });
     if period < 0 { 1 } else { period }
 }
 
 /// A second delete may only bring the deletion time forward.
 fn shortens(live: &Value, grace: i64, clock: &store::Clock) -> bool {
-    let current = live.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
+    let current = live
+        .pointer("/metadata/deletionGracePeriodSeconds")
+        .and_then(Value::as_i64);
     let _ = clock;
     matches!(current, Some(c) if grace < c)
 }

@@ -51,7 +51,13 @@ struct Inner {
 impl Api {
     /// An API over `store`, serving the kinds in `registry`.
     pub fn new(store: Store, registry: Registry, clock: Clock) -> Self {
-        Api { inner: Arc::new(Inner { store, registry, clock }) }
+        Api {
+            inner: Arc::new(Inner {
+                store,
+                registry,
+                clock,
+            }),
+        }
     }
 
     /// The store (for stats and shutdown).
@@ -90,7 +96,10 @@ impl Api {
     /// Looks a resource up, or 404 with upstream's text.
     pub fn resource(&self, group: &str, version: &str, plural: &str) -> ApiResult<Arc<ResourceInfo>> {
         self.inner.registry.get(group, version, plural).ok_or_else(|| {
-            ApiError::new(crate::error::Reason::NotFound, "the server could not find the requested resource")
+            ApiError::new(
+                crate::error::Reason::NotFound,
+                "the server could not find the requested resource",
+            )
         })
     }
 
@@ -115,7 +124,11 @@ impl Api {
 /// Formats a time as `metav1.Time` does: RFC 3339, UTC, whole seconds.
 pub fn format_time(t: std::time::SystemTime) -> String {
     match jiff::Timestamp::try_from(t) {
-        Ok(ts) => ts.round(jiff::Unit::Second).unwrap_or(ts).strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Ok(ts) => ts
+            .round(jiff::Unit::Second)
+            .unwrap_or(ts)
+            .strftime("%Y-%m-%dT%H:%M:%SZ")
+            .to_string(),
         Err(_) => "1970-01-01T00:00:00Z".to_string(),
     }
 }
@@ -155,9 +168,10 @@ fn store_error(info: &ResourceInfo, name: &str, e: store::Error) -> ApiError {
         store::Error::NotFound { .. } => ApiError::not_found(&info.group, &info.plural, name),
         store::Error::Conflict { .. } => ApiError::modified(&info.group, &info.plural, name),
         store::Error::Expired { requested, oldest } => ApiError::expired(requested, oldest),
-        store::Error::Closed => {
-            ApiError::new(crate::error::Reason::ServiceUnavailable, "the server is shutting down")
-        }
+        store::Error::Closed => ApiError::new(
+            crate::error::Reason::ServiceUnavailable,
+            "the server is shutting down",
+        ),
         other => ApiError::internal(other),
     }
 }
@@ -176,7 +190,9 @@ pub(crate) mod obj {
         if !o.get("metadata").is_some_and(Value::is_object) {
             o["metadata"] = Value::Object(Map::new());
         }
-        o["metadata"].as_object_mut().expect("metadata was just made an object")
+        o["metadata"]
+            .as_object_mut()
+            .expect("metadata was just made an object")
     }
 
     /// `metadata.name` or "".

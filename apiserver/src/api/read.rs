@@ -120,15 +120,29 @@ impl Api {
     /// Reads one object.
     pub fn get(&self, info: &ResourceInfo, namespace: Option<&str>, name: &str) -> ApiResult<Value> {
         let key = self.key(info, namespace, name)?;
-        match self.inner.store.get(&key).map_err(|e| store_error(info, name, e))? {
+        match self
+            .inner
+            .store
+            .get(&key)
+            .map_err(|e| store_error(info, name, e))?
+        {
             Some(record) => decode_record(&record),
             None => Err(ApiError::not_found(&info.group, &info.plural, name)),
         }
     }
 
     /// Lists objects, one namespace or all (`namespace = None`).
-    pub fn list(&self, info: &ResourceInfo, namespace: Option<&str>, opts: &ListOptions) -> ApiResult<ObjectList> {
-        let filter = Filter::new(info, opts.label_selector.as_deref(), opts.field_selector.as_deref())?;
+    pub fn list(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> ApiResult<ObjectList> {
+        let filter = Filter::new(
+            info,
+            opts.label_selector.as_deref(),
+            opts.field_selector.as_deref(),
+        )?;
         let prefix = info.prefix(namespace);
         let limit = opts.limit.filter(|l| *l > 0);
         let mut start_after = match &opts.continue_token {
@@ -153,9 +167,18 @@ impl Api {
             }
             let full = limit.is_some_and(|l| items.len() >= l);
             if page.remaining == 0 || last_key.is_none() || full {
-                let continue_token = if page.remaining > 0 { last_key.map(|k| encode_continue(&k)) } else { None };
+                let continue_token = if page.remaining > 0 {
+                    last_key.map(|k| encode_continue(&k))
+                } else {
+                    None
+                };
                 let remaining = continue_token.as_ref().map(|_| page.remaining);
-                return Ok(ObjectList { items, resource_version: page.revision, continue_token, remaining });
+                return Ok(ObjectList {
+                    items,
+                    resource_version: page.revision,
+                    continue_token,
+                    remaining,
+                });
             }
             start_after = last_key;
         }
@@ -164,16 +187,29 @@ impl Api {
     /// Starts a watch. Events arrive on the returned channel until the
     /// receiver is dropped, the timeout passes, the store closes or an
     /// ERROR event ends it.
-    pub fn watch(&self, info: &ResourceInfo, namespace: Option<&str>, opts: &WatchOptions) -> ApiResult<WatchStream> {
-        let filter = Filter::new(info, opts.label_selector.as_deref(), opts.field_selector.as_deref())?;
+    pub fn watch(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        opts: &WatchOptions,
+    ) -> ApiResult<WatchStream> {
+        let filter = Filter::new(
+            info,
+            opts.label_selector.as_deref(),
+            opts.field_selector.as_deref(),
+        )?;
         let (tx, rx) = mpsc::channel(256);
         let (initial, from) = match opts.resource_version {
             None | Some(0) => {
-                let list = self.list(info, namespace, &ListOptions {
-                    label_selector: opts.label_selector.clone(),
-                    field_selector: opts.field_selector.clone(),
-                    ..Default::default()
-                })?;
+                let list = self.list(
+                    info,
+                    namespace,
+                    &ListOptions {
+                        label_selector: opts.label_selector.clone(),
+                        field_selector: opts.field_selector.clone(),
+                        ..Default::default()
+                    },
+                )?;
                 (list.items, list.resource_version)
             }
             Some(rv) => (Vec::new(), rv),
@@ -282,7 +318,12 @@ fn encode_continue(key: &str) -> String {
 }
 
 fn decode_continue(token: &str, prefix: &str) -> ApiResult<String> {
-    let bad = || ApiError::new(Reason::BadRequest, "continue key is not valid: invalid continue token");
+    let bad = || {
+        ApiError::new(
+            Reason::BadRequest,
+            "continue key is not valid: invalid continue token",
+        )
+    };
     if token.len() % 2 != 0 {
         return Err(bad());
     }

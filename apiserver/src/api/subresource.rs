@@ -15,7 +15,10 @@ use crate::registry::{ResourceInfo, Subresource};
 /// The `autoscaling/v1` Scale of a workload.
 pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
     if !info.has(Subresource::Scale) {
-        return Err(ApiError::new(Reason::NotFound, "the server could not find the requested resource"));
+        return Err(ApiError::new(
+            Reason::NotFound,
+            "the server could not find the requested resource",
+        ));
     }
     let meta = o.get("metadata").cloned().unwrap_or_default();
     let selector = o
@@ -48,7 +51,11 @@ pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResu
             "autoscaling",
             "Scale",
             obj::name(parent),
-            &[FieldError::invalid("spec.replicas", replicas, "must be an integer")],
+            &[FieldError::invalid(
+                "spec.replicas",
+                replicas,
+                "must be an integer",
+            )],
         ));
     };
     if n < 0 {
@@ -56,7 +63,11 @@ pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResu
             "autoscaling",
             "Scale",
             obj::name(parent),
-            &[FieldError::invalid("spec.replicas", json!(n), "must be greater than or equal to 0")],
+            &[FieldError::invalid(
+                "spec.replicas",
+                json!(n),
+                "must be greater than or equal to 0",
+            )],
         ));
     }
     let _ = info;
@@ -71,8 +82,14 @@ pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResu
 /// Gives a new Service a cluster IP from 10.96.0.0/12 unless it is headless
 /// (`None`), an ExternalName, or already has one.
 pub fn allocate_cluster_ip(svc: &mut Value) {
-    let kind = svc.pointer("/spec/type").and_then(Value::as_str).unwrap_or("ClusterIP");
-    let given = svc.pointer("/spec/clusterIP").and_then(Value::as_str).unwrap_or("");
+    let kind = svc
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP");
+    let given = svc
+        .pointer("/spec/clusterIP")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if kind == "ExternalName" || !given.is_empty() {
         if !given.is_empty() && svc.pointer("/spec/clusterIPs").is_none() {
             svc["spec"]["clusterIPs"] = json!([given]);
@@ -107,19 +124,39 @@ impl Api {
     ) -> ApiResult<Value> {
         let parent = self.get(info, namespace, name)?;
         let new = with_scale(info, &parent, scale)?;
-        let written = self.update(info, namespace, name, new, Some(Subresource::Scale), opts).await?;
+        let written = self
+            .update(info, namespace, name, new, Some(Subresource::Scale), opts)
+            .await?;
         scale_of(info, &written.object)
     }
 
     /// `POST pods/<name>/binding`: sets `spec.nodeName` once.
-    pub async fn bind(&self, namespace: &str, pod: &str, binding: &Value, opts: &super::WriteOptions) -> ApiResult<()> {
+    pub async fn bind(
+        &self,
+        namespace: &str,
+        pod: &str,
+        binding: &Value,
+        opts: &super::WriteOptions,
+    ) -> ApiResult<()> {
         let info = self.resource("", "v1", "pods")?;
-        let node = binding.pointer("/target/name").and_then(Value::as_str).unwrap_or("");
+        let node = binding
+            .pointer("/target/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if node.is_empty() {
-            return Err(ApiError::invalid("", "Binding", pod, &[FieldError::required("target.name", "")]));
+            return Err(ApiError::invalid(
+                "",
+                "Binding",
+                pod,
+                &[FieldError::required("target.name", "")],
+            ));
         }
         let live = self.get(&info, Some(namespace), pod)?;
-        if let Some(current) = live.pointer("/spec/nodeName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+        if let Some(current) = live
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
             return Err(ApiError::conflict(
                 "",
                 "pods",
@@ -129,11 +166,15 @@ impl Api {
         }
         let mut new = live;
         new["spec"]["nodeName"] = json!(node);
-        set_condition(&mut new, json!({
-            "type": "PodScheduled", "status": "True", "lastProbeTime": null,
-            "lastTransitionTime": self.now_rfc3339(),
-        }));
-        self.update(&info, Some(namespace), pod, new, Some(Subresource::Binding), opts).await?;
+        set_condition(
+            &mut new,
+            json!({
+                "type": "PodScheduled", "status": "True", "lastProbeTime": null,
+                "lastTransitionTime": self.now_rfc3339(),
+            }),
+        );
+        self.update(&info, Some(namespace), pod, new, Some(Subresource::Binding), opts)
+            .await?;
         Ok(())
     }
 }
@@ -142,13 +183,23 @@ impl Api {
 /// the lines are derived from the container's status.
 pub fn synthetic_log(pod: &Value, container: &str) -> ApiResult<String> {
     let name = obj::name(pod);
-    let containers = pod.pointer("/spec/containers").and_then(Value::as_array).cloned().unwrap_or_default();
-    let Some(spec) = containers.iter().find(|c| c.get("name").and_then(Value::as_str) == Some(container)) else {
+    let containers = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let Some(spec) = containers
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(container))
+    else {
         return Err(ApiError::bad_request(format!(
             "container {container} is not valid for pod {name}"
         )));
     };
-    let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("");
+    let node = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if node.is_empty() {
         return Err(ApiError::bad_request(format!(
             "pod {name} does not have a host assigned"
@@ -157,14 +208,24 @@ pub fn synthetic_log(pod: &Value, container: &str) -> ApiResult<String> {
     let status = pod
         .pointer("/status/containerStatuses")
         .and_then(Value::as_array)
-        .and_then(|s| s.iter().find(|c| c.get("name").and_then(Value::as_str) == Some(container)).cloned());
-    let Some(started) = status.as_ref().and_then(|s| s.pointer("/state/running/startedAt")).and_then(Value::as_str) else {
+        .and_then(|s| {
+            s.iter()
+                .find(|c| c.get("name").and_then(Value::as_str) == Some(container))
+                .cloned()
+        });
+    let Some(started) = status
+        .as_ref()
+        .and_then(|s| s.pointer("/state/running/startedAt"))
+        .and_then(Value::as_str)
+    else {
         return Err(ApiError::bad_request(format!(
             "container \"{container}\" in pod \"{name}\" is waiting to start: ContainerCreating"
         )));
     };
     let image = spec.get("image").and_then(Value::as_str).unwrap_or("");
-    Ok(format!("{started} container {container} started from image {image} on node {node}\n"))
+    Ok(format!(
+        "{started} container {container} started from image {image} on node {node}\n"
+    ))
 }
 
 /// Adds or replaces a condition in `status.conditions` by type.

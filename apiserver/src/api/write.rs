@@ -83,7 +83,9 @@ impl PatchType {
             "application/apply-patch+yaml" | "application/apply-patch+cbor" => Ok(Self::Apply),
             other => Err(ApiError::new(
                 Reason::UnsupportedMediaType,
-                format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"),
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {other:?})"
+                ),
             )),
         }
     }
@@ -131,7 +133,9 @@ impl Api {
     ) -> ApiResult<Written> {
         let mut warnings = Vec::new();
         let body = self.admit_body(info, namespace, Some(name), body, opts, &mut warnings)?;
-        let precondition = obj::meta_str(&body, "resourceVersion").map(|s| parse_rv(s)).transpose()?;
+        let precondition = obj::meta_str(&body, "resourceVersion")
+            .map(|s| parse_rv(s))
+            .transpose()?;
         let key = self.key(info, namespace, name)?;
         loop {
             let (old, rev) = self.read_for_write(info, &key, name)?;
@@ -139,7 +143,10 @@ impl Api {
                 return Err(ApiError::modified(&info.group, &info.plural, name));
             }
             let new = self.updated(info, &old, body.clone(), sub, opts)?;
-            match self.store_update(info, &key, name, &old, new, rev, opts, &warnings).await {
+            match self
+                .store_update(info, &key, name, &old, new, rev, opts, &warnings)
+                .await
+            {
                 Err(e) if e.reason == Reason::Conflict && precondition.is_none() => continue,
                 other => return other,
             }
@@ -180,7 +187,10 @@ impl Api {
                 }
             }
             let new = self.updated(info, &old, patched, sub, opts)?;
-            match self.store_update(info, &key, name, &old, new, rev, opts, &warnings).await {
+            match self
+                .store_update(info, &key, name, &old, new, rev, opts, &warnings)
+                .await
+            {
                 Err(e) if e.reason == Reason::Conflict => continue,
                 other => return other,
             }
@@ -197,7 +207,14 @@ impl Api {
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
         let mut warnings = Vec::new();
-        let applied = hooks::apply(info, None, config, opts.manager(), opts.force, &self.now_rfc3339())?;
+        let applied = hooks::apply(
+            info,
+            None,
+            config,
+            opts.manager(),
+            opts.force,
+            &self.now_rfc3339(),
+        )?;
         let mut new = self.admit_body(info, namespace, Some(name), applied, opts, &mut warnings)?;
         self.prepare_new_object(info, &mut new)?;
         self.check_namespace_open(info, namespace)?;
@@ -237,13 +254,23 @@ impl Api {
                 let ops: json_patch::Patch = serde_json::from_value(patch.clone())
                     .map_err(|e| ApiError::bad_request(format!("json: cannot unmarshal the patch: {e}")))?;
                 json_patch::patch(&mut doc, &ops).map_err(|e| {
-                    ApiError::new(Reason::Invalid, format!("the server rejected our request due to an error in our request: {e}"))
+                    ApiError::new(
+                        Reason::Invalid,
+                        format!("the server rejected our request due to an error in our request: {e}"),
+                    )
                 })?;
             }
             PatchType::Merge => json_patch::merge(&mut doc, patch),
             PatchType::Strategic => doc = hooks::strategic(info, &base, patch)?,
             PatchType::Apply => {
-                doc = hooks::apply(info, Some(&base), patch, opts.manager(), opts.force, &self.now_rfc3339())?
+                doc = hooks::apply(
+                    info,
+                    Some(&base),
+                    patch,
+                    opts.manager(),
+                    opts.force,
+                    &self.now_rfc3339(),
+                )?
             }
         }
         match sub {
@@ -275,7 +302,14 @@ impl Api {
         }
         self.validate(info, &new, Some(old))?;
         let subresource = sub.map(Subresource::as_str);
-        hooks::track_update(info, Some(old), &mut new, opts.manager(), subresource, &self.now_rfc3339());
+        hooks::track_update(
+            info,
+            Some(old),
+            &mut new,
+            opts.manager(),
+            subresource,
+            &self.now_rfc3339(),
+        );
         Ok(new)
     }
 
@@ -291,7 +325,9 @@ impl Api {
         warnings: &mut Vec<String>,
     ) -> ApiResult<Value> {
         if !body.is_object() {
-            return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+            return Err(ApiError::bad_request(
+                "the body of the request must be a JSON object",
+            ));
         }
         check_type_meta(info, &mut body)?;
         check_url_name(url_name, &body)?;
@@ -300,8 +336,12 @@ impl Api {
         if !unknown.is_empty() {
             match opts.field_validation {
                 FieldValidation::Strict => {
-                    let list: Vec<String> = unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
-                    return Err(ApiError::bad_request(format!("strict decoding error: {}", list.join(", "))));
+                    let list: Vec<String> =
+                        unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+                    return Err(ApiError::bad_request(format!(
+                        "strict decoding error: {}",
+                        list.join(", ")
+                    )));
                 }
                 FieldValidation::Warn => {
                     warnings.extend(unknown.iter().map(|f| format!("unknown field \"{f}\"")));
@@ -329,7 +369,12 @@ impl Api {
                 }
             }
         }
-        for field in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+        for field in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
             meta.remove(field);
         }
         meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
@@ -343,13 +388,22 @@ impl Api {
     /// Namespaced objects go only into namespaces that exist and are not terminating
     /// (upstream's NamespaceLifecycle admission).
     fn check_namespace_open(&self, info: &ResourceInfo, namespace: Option<&str>) -> ApiResult<()> {
-        let (true, Some(ns)) = (info.namespaced, namespace) else { return Ok(()) };
+        let (true, Some(ns)) = (info.namespaced, namespace) else {
+            return Ok(());
+        };
         let ns_info = self.resource("", "v1", "namespaces")?;
         let live = self.get(&ns_info, None, ns)?;
-        if live.get("metadata").and_then(|m| m.get("deletionTimestamp")).is_some() {
+        if live
+            .get("metadata")
+            .and_then(|m| m.get("deletionTimestamp"))
+            .is_some()
+        {
             return Err(ApiError::new(
                 Reason::Forbidden,
-                format!("{} is forbidden: unable to create new content in namespace {ns} because it is being terminated", info.plural),
+                format!(
+                    "{} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                    info.plural
+                ),
             ));
         }
         Ok(())
@@ -364,7 +418,12 @@ impl Api {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::invalid(&info.group, &info.kind, obj::name(new), &errors))
+            Err(ApiError::invalid(
+                &info.group,
+                &info.kind,
+                obj::name(new),
+                &errors,
+            ))
         }
     }
 
@@ -379,16 +438,35 @@ impl Api {
         let name = obj::name(&new).to_string();
         let key = self.key(info, namespace, &name)?;
         if opts.dry_run {
-            if self.inner.store.get(&key).map_err(|e| store_error(info, &name, e))?.is_some() {
+            if self
+                .inner
+                .store
+                .get(&key)
+                .map_err(|e| store_error(info, &name, e))?
+                .is_some()
+            {
                 return Err(ApiError::already_exists(&info.group, &info.plural, &name));
             }
-            return Ok(Written { object: new, warnings, created: true });
+            return Ok(Written {
+                object: new,
+                warnings,
+                created: true,
+            });
         }
         let bytes = encode_for_store(&new)?;
-        let record = self.inner.store.create(&key, bytes).await.map_err(|e| store_error(info, &name, e))?;
+        let record = self
+            .inner
+            .store
+            .create(&key, bytes)
+            .await
+            .map_err(|e| store_error(info, &name, e))?;
         let mut object = new;
         super::set_resource_version(&mut object, record.mod_revision);
-        Ok(Written { object, warnings, created: true })
+        Ok(Written {
+            object,
+            warnings,
+            created: true,
+        })
     }
 
     #[allow(clippy::too_many_arguments)] // the parts of one compare-and-swap
@@ -407,7 +485,11 @@ impl Api {
         super::set_resource_version(&mut new, rev);
         if &new == old || opts.dry_run {
             // Nothing changed: upstream skips the write and returns the live object.
-            return Ok(Written { object: new, warnings, created: false });
+            return Ok(Written {
+                object: new,
+                warnings,
+                created: false,
+            });
         }
         let bytes = encode_for_store(&new)?;
         let record = self
@@ -429,7 +511,11 @@ impl Api {
             super::set_resource_version(&mut new, deleted_at);
             self.after_removal(info, &new, None);
         }
-        Ok(Written { object: new, warnings, created: false })
+        Ok(Written {
+            object: new,
+            warnings,
+            created: false,
+        })
     }
 }
 
@@ -437,20 +523,29 @@ impl Api {
 fn deletion_complete(o: &Value) -> bool {
     o.pointer("/metadata/deletionTimestamp").is_some()
         && obj::finalizers(o).is_empty()
-        && o.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0
+        && o.pointer("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            == 0
 }
 
 /// Parses a resourceVersion string.
 pub(crate) fn parse_rv(s: &str) -> ApiResult<u64> {
-    s.parse::<u64>()
-        .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {s:?}: must be an unsigned integer")))
+    s.parse::<u64>().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resourceVersion {s:?}: must be an unsigned integer"
+        ))
+    })
 }
 
 /// Sets kind/apiVersion when missing; rejects a mismatch.
 fn check_type_meta(info: &ResourceInfo, body: &mut Value) -> ApiResult<()> {
     let api_version = info.api_version();
     let (got_av, got_kind) = (
-        body.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string(),
+        body.get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         body.get("kind").and_then(Value::as_str).unwrap_or("").to_string(),
     );
     if !got_av.is_empty() && got_av != api_version {
@@ -470,7 +565,9 @@ fn check_type_meta(info: &ResourceInfo, body: &mut Value) -> ApiResult<()> {
 }
 
 fn check_url_name(url_name: Option<&str>, body: &Value) -> ApiResult<()> {
-    let (Some(url), Some(name)) = (url_name, obj::meta_str(body, "name")) else { return Ok(()) };
+    let (Some(url), Some(name)) = (url_name, obj::meta_str(body, "name")) else {
+        return Ok(());
+    };
     if url != name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({name}) does not match the name on the URL ({url})"
@@ -501,9 +598,17 @@ fn check_namespace(info: &ResourceInfo, namespace: Option<&str>, body: &mut Valu
 /// Copies what the server owns from the live object into an update, as
 /// upstream's `rest.BeforeUpdate` does.
 fn keep_server_metadata(old: &Value, new: &mut Value) {
-    let Some(old_meta) = old.get("metadata").and_then(Value::as_object) else { return };
+    let Some(old_meta) = old.get("metadata").and_then(Value::as_object) else {
+        return;
+    };
     let meta = obj::meta_mut(new);
-    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
         match old_meta.get(field) {
             Some(v) => meta.insert(field.into(), v.clone()),
             None => meta.remove(field),
@@ -541,7 +646,9 @@ fn remove_path(obj: &mut Value, path: &str) {
             None => parts.push(part),
         }
     }
-    let Some((last, walk)) = parts.split_last() else { return };
+    let Some((last, walk)) = parts.split_last() else {
+        return;
+    };
     let mut cur = obj;
     for p in walk {
         let next = match cur {

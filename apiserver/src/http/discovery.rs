@@ -15,7 +15,16 @@ use serde_json::{Value, json};
 
 use crate::registry::{Registry, ResourceInfo, Subresource};
 
-const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// Which aggregated version the Accept header asks for, if any.
 pub fn aggregated_version(headers: &HeaderMap) -> Option<&'static str> {
@@ -145,7 +154,11 @@ pub fn api_group(group: &str, version: &str) -> Value {
 /// Legacy `/api/v1` or `/apis/<group>/<version>`: `APIResourceList`, or
 /// None when the group-version is not served.
 pub fn api_resource_list(registry: &Registry, group: &str, version: &str) -> Option<Value> {
-    let served: Vec<_> = registry.all().into_iter().filter(|r| r.group == group && r.version == version).collect();
+    let served: Vec<_> = registry
+        .all()
+        .into_iter()
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
     if served.is_empty() {
         return None;
     }
@@ -175,7 +188,11 @@ pub fn api_resource_list(registry: &Registry, group: &str, version: &str) -> Opt
             resources.push(sub);
         }
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
 }
 
@@ -186,7 +203,12 @@ mod tests {
     #[test]
     fn aggregated_apps_group_has_what_kubectl_needs() {
         let doc = aggregated(&Registry::new(), false, "v2");
-        let apps = doc["items"].as_array().unwrap().iter().find(|g| g["metadata"]["name"] == "apps").unwrap();
+        let apps = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == "apps")
+            .unwrap();
         let deploy = apps["versions"][0]["resources"]
             .as_array()
             .unwrap()

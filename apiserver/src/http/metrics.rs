@@ -59,28 +59,64 @@ impl Metrics {
         let revision = Gauge::<i64, AtomicI64>::default();
         let objects = Gauge::<i64, AtomicI64>::default();
         let flushes = Gauge::<i64, AtomicI64>::default();
-        registry.register("apiserver_request", "Requests by verb, resource and HTTP code", requests.clone());
-        registry.register("apiserver_request_duration_seconds", "Request latency by verb and resource", latency.clone());
-        registry.register("apiserver_longrunning_requests", "Open watch requests", watches.clone());
-        registry.register("miniplane_store_revision", "The store's current revision", revision.clone());
+        registry.register(
+            "apiserver_request",
+            "Requests by verb, resource and HTTP code",
+            requests.clone(),
+        );
+        registry.register(
+            "apiserver_request_duration_seconds",
+            "Request latency by verb and resource",
+            latency.clone(),
+        );
+        registry.register(
+            "apiserver_longrunning_requests",
+            "Open watch requests",
+            watches.clone(),
+        );
+        registry.register(
+            "miniplane_store_revision",
+            "The store's current revision",
+            revision.clone(),
+        );
         registry.register("miniplane_store_objects", "Objects in the store", objects.clone());
-        registry.register("miniplane_store_flushes", "Disk flushes done by the store since start", flushes.clone());
-        Metrics { registry: Arc::new(registry), requests, latency, watches, revision, objects, flushes }
+        registry.register(
+            "miniplane_store_flushes",
+            "Disk flushes done by the store since start",
+            flushes.clone(),
+        );
+        Metrics {
+            registry: Arc::new(registry),
+            requests,
+            latency,
+            watches,
+            revision,
+            objects,
+            flushes,
+        }
     }
 
     /// Records one finished request.
     pub fn observe(&self, verb: &str, resource: &str, code: u16, seconds: f64) {
         let (verb, resource) = (verb.to_string(), resource.to_string());
         self.requests
-            .get_or_create(&RequestLabels { verb: verb.clone(), resource: resource.clone(), code: code.to_string() })
+            .get_or_create(&RequestLabels {
+                verb: verb.clone(),
+                resource: resource.clone(),
+                code: code.to_string(),
+            })
             .inc();
-        self.latency.get_or_create(&LatencyLabels { verb, resource }).observe(seconds);
+        self.latency
+            .get_or_create(&LatencyLabels { verb, resource })
+            .observe(seconds);
     }
 
     /// Counts a watch as open until the guard is dropped.
     pub fn watch_opened(&self) -> WatchGuard {
         self.watches.inc();
-        WatchGuard { gauge: self.watches.clone() }
+        WatchGuard {
+            gauge: self.watches.clone(),
+        }
     }
 
     /// The text exposition, with the store gauges refreshed.
@@ -147,8 +183,17 @@ mod tests {
 
     #[test]
     fn classifies_resource_requests() {
-        assert_eq!(classify("GET", "/api/v1/namespaces/default/pods", "watch=true"), ("watch".into(), "pods".into()));
-        assert_eq!(classify("GET", "/apis/apps/v1/namespaces/d/deployments/web", ""), ("get".into(), "deployments".into()));
-        assert_eq!(classify("DELETE", "/api/v1/nodes/n1", ""), ("delete".into(), "nodes".into()));
+        assert_eq!(
+            classify("GET", "/api/v1/namespaces/default/pods", "watch=true"),
+            ("watch".into(), "pods".into())
+        );
+        assert_eq!(
+            classify("GET", "/apis/apps/v1/namespaces/d/deployments/web", ""),
+            ("get".into(), "deployments".into())
+        );
+        assert_eq!(
+            classify("DELETE", "/api/v1/nodes/n1", ""),
+            ("delete".into(), "nodes".into())
+        );
     }
 }

@@ -51,7 +51,13 @@ impl AppState {
     /// A state over `api`.
     pub fn new(api: Api, address: String, shutdown: CancellationToken) -> Self {
         let openapi = Arc::new(OpenApi::new(api.registry()));
-        AppState { api, metrics: Metrics::new(), openapi, shutdown, address }
+        AppState {
+            api,
+            metrics: Metrics::new(),
+            openapi,
+            shutdown,
+            address,
+        }
     }
 
     /// Now on the API's clock, for AGE cells.
@@ -88,10 +94,16 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
 
 async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = tokio::time::Instant::now();
-    let (verb, resource) = metrics::classify(req.method().as_str(), req.uri().path(), req.uri().query().unwrap_or(""));
+    let (verb, resource) = metrics::classify(
+        req.method().as_str(),
+        req.uri().path(),
+        req.uri().query().unwrap_or(""),
+    );
     let resp = next.run(req).await;
     let seconds = start.elapsed().as_secs_f64();
-    state.metrics.observe(&verb, &resource, resp.status().as_u16(), seconds);
+    state
+        .metrics
+        .observe(&verb, &resource, resp.status().as_u16(), seconds);
     resp
 }
 
@@ -127,7 +139,11 @@ async fn api_root(State(state): State<AppState>, headers: HeaderMap) -> Response
 async fn apis_root(State(state): State<AppState>, headers: HeaderMap) -> Response {
     match discovery::aggregated_version(&headers) {
         Some(v) => aggregated(discovery::aggregated(state.api.registry(), false, v), v),
-        None => json_response(StatusCode::OK, &discovery::api_group_list(state.api.registry()), &[]),
+        None => json_response(
+            StatusCode::OK,
+            &discovery::api_group_list(state.api.registry()),
+            &[],
+        ),
     }
 }
 
@@ -139,7 +155,12 @@ fn aggregated(doc: serde_json::Value, version: &str) -> Response {
 
 async fn openapi_v2(State(state): State<AppState>) -> Response {
     let ct = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
-    (StatusCode::OK, [(header::CONTENT_TYPE, ct)], state.openapi.v2_protobuf().to_vec()).into_response()
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, ct)],
+        state.openapi.v2_protobuf().to_vec(),
+    )
+        .into_response()
 }
 
 async fn openapi_v3_index(State(state): State<AppState>) -> Response {
@@ -164,7 +185,10 @@ async fn openapi_v3_doc(
     }
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json".to_string()), (header::ETAG, quoted)],
+        [
+            (header::CONTENT_TYPE, "application/json".to_string()),
+            (header::ETAG, quoted),
+        ],
         bytes.to_vec(),
     )
         .into_response()
@@ -172,17 +196,34 @@ async fn openapi_v3_doc(
 
 /// Upstream's answer to a path nothing serves.
 fn page_not_found() -> Response {
-    (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "404 page not found\n").into_response()
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "404 page not found\n",
+    )
+        .into_response()
 }
 
 /// Everything under `/api/v1/...` and `/apis/<group>/<version>/...`.
-async fn resources(State(state): State<AppState>, method: Method, uri: Uri, headers: HeaderMap, body: Body) -> Response {
+async fn resources(
+    State(state): State<AppState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let path = uri.path().trim_end_matches('/').to_string();
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
         ["api", "v1", rest @ ..] => ("", "v1", rest),
         ["apis", group] => {
-            return match state.api.registry().group_versions().iter().find(|(g, _)| g == group) {
+            return match state
+                .api
+                .registry()
+                .group_versions()
+                .iter()
+                .find(|(g, _)| g == group)
+            {
                 Some((g, v)) => json_response(StatusCode::OK, &discovery::api_group(g, v), &[]),
                 None => page_not_found(),
             };

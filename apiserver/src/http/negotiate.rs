@@ -34,7 +34,9 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
         "application/vnd.kubernetes.protobuf" => crate::hooks::decode_protobuf(body),
         other => Err(ApiError::new(
             Reason::UnsupportedMediaType,
-            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {other:?})"),
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {other:?})"
+            ),
         )),
     }
 }
@@ -52,9 +54,8 @@ pub fn decode_json(body: &[u8]) -> Result<Value, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request is empty"));
     }
-    serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
-    })
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))
 }
 
 /// Parses YAML (one document).
@@ -76,7 +77,10 @@ pub enum Wanted {
 
 /// Picks the first acceptable representation from `Accept`.
 pub fn wanted(headers: &HeaderMap) -> Result<Wanted, ApiError> {
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     if accept.trim().is_empty() {
         return Ok(Wanted::Object);
     }
@@ -91,12 +95,23 @@ pub fn wanted(headers: &HeaderMap) -> Result<Wanted, ApiError> {
                 (Some("meta.k8s.io"), Some("v1")) => return Ok(Wanted::Table("v1")),
                 (Some("meta.k8s.io"), Some("v1beta1")) => return Ok(Wanted::Table("v1beta1")),
                 (g, v) => {
-                    table_error = Some(format!("no Table exists in group version {}/{}", g.unwrap_or(""), v.unwrap_or("")));
+                    table_error = Some(format!(
+                        "no Table exists in group version {}/{}",
+                        g.unwrap_or(""),
+                        v.unwrap_or("")
+                    ));
                 }
             },
             Some(_) => {}
             None => {
-                if matches!(media, "application/json" | "*/*" | "application/*" | "application/vnd.kubernetes.protobuf" | "application/yaml") {
+                if matches!(
+                    media,
+                    "application/json"
+                        | "*/*"
+                        | "application/*"
+                        | "application/vnd.kubernetes.protobuf"
+                        | "application/yaml"
+                ) {
                     return Ok(Wanted::Object);
                 }
             }
@@ -152,14 +167,19 @@ mod tests {
 
     #[test]
     fn kubectl_get_asks_for_a_v1_table() {
-        let h = accept("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json");
+        let h = accept(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
+        );
         assert_eq!(wanted(&h).unwrap(), Wanted::Table("v1"));
     }
 
     #[test]
     fn plain_json_and_protobuf_first_accepts_get_objects() {
         assert_eq!(wanted(&accept("application/json, */*")).unwrap(), Wanted::Object);
-        assert_eq!(wanted(&accept("application/vnd.kubernetes.protobuf,application/json")).unwrap(), Wanted::Object);
+        assert_eq!(
+            wanted(&accept("application/vnd.kubernetes.protobuf,application/json")).unwrap(),
+            Wanted::Object
+        );
     }
 
     #[test]

@@ -17,7 +17,9 @@ use super::negotiate::{self, Wanted, json_response, table_response};
 use super::route::Route;
 use super::tables::{self, IncludeObject};
 use super::{AppState, watch};
-use crate::api::{DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions};
+use crate::api::{
+    DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions,
+};
 use crate::error::{ApiError, ApiResult, Reason};
 use crate::registry::Subresource;
 
@@ -25,7 +27,14 @@ use crate::registry::Subresource;
 pub type Query = HashMap<String, String>;
 
 /// Serves one resource request.
-pub async fn serve(state: &AppState, method: &Method, route: Route, query: &Query, headers: &HeaderMap, body: &[u8]) -> Response {
+pub async fn serve(
+    state: &AppState,
+    method: &Method,
+    route: Route,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
     match dispatch(state, method, route, query, headers, body).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
@@ -48,7 +57,13 @@ async fn dispatch(
             let opts = watch_options(query)?;
             let wanted = negotiate::wanted(headers)?;
             let events = api.watch(&info, ns, &opts)?;
-            Ok(watch::stream(state, info, events, wanted, IncludeObject::parse(query.get("includeObject").map(String::as_str))?))
+            Ok(watch::stream(
+                state,
+                info,
+                events,
+                wanted,
+                IncludeObject::parse(query.get("includeObject").map(String::as_str))?,
+            ))
         }
         (Method::GET, None, _) => {
             let list = api.list(&info, ns, &list_options(query)?)?;
@@ -58,18 +73,31 @@ async fn dispatch(
             let obj = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
             let written = api.create(&info, ns, obj, &opts).await?;
-            Ok(json_response(StatusCode::CREATED, &written.object, &written.warnings))
+            Ok(json_response(
+                StatusCode::CREATED,
+                &written.object,
+                &written.warnings,
+            ))
         }
         (Method::DELETE, None, _) => {
             let opts = delete_options(query, headers, body)?;
-            let deleted = api.delete_collection(&info, ns, &list_options(query)?, &opts).await?;
-            let list = crate::api::ObjectList { items: deleted, resource_version: api.store().revision(), continue_token: None, remaining: None };
+            let deleted = api
+                .delete_collection(&info, ns, &list_options(query)?, &opts)
+                .await?;
+            let list = crate::api::ObjectList {
+                items: deleted,
+                resource_version: api.store().revision(),
+                continue_token: None,
+                remaining: None,
+            };
             Ok(json_response(StatusCode::OK, &list.to_json(&info), &[]))
         }
         (Method::GET, Some(name), Some(Subresource::Log)) => log(state, ns, name, query).await,
-        (Method::GET, Some(name), Some(Subresource::Scale)) => {
-            Ok(json_response(StatusCode::OK, &api.get_scale(&info, ns, name)?, &[]))
-        }
+        (Method::GET, Some(name), Some(Subresource::Scale)) => Ok(json_response(
+            StatusCode::OK,
+            &api.get_scale(&info, ns, name)?,
+            &[],
+        )),
         (Method::GET, Some(name), _) => {
             let obj = api.get(&info, ns, name)?;
             respond_object(state, &info, obj, query, headers)
@@ -77,7 +105,11 @@ async fn dispatch(
         (Method::PUT, Some(name), Some(Subresource::Scale)) => {
             let scale = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
-            Ok(json_response(StatusCode::OK, &api.update_scale(&info, ns, name, &scale, &opts).await?, &[]))
+            Ok(json_response(
+                StatusCode::OK,
+                &api.update_scale(&info, ns, name, &scale, &opts).await?,
+                &[],
+            ))
         }
         (Method::PUT, Some(name), sub @ (None | Some(Subresource::Status))) => {
             let obj = negotiate::decode_body(headers, body)?;
@@ -92,8 +124,12 @@ async fn dispatch(
             let opts = delete_options(query, headers, body)?;
             match api.delete(&info, ns, name, &opts).await? {
                 DeleteOutcome::Pending(obj) => Ok(json_response(StatusCode::OK, &obj, &[])),
-                DeleteOutcome::Deleted(obj) if info.kind == "Pod" => Ok(json_response(StatusCode::OK, &obj, &[])),
-                DeleteOutcome::Deleted(obj) => Ok(json_response(StatusCode::OK, &success_status(&info, &obj), &[])),
+                DeleteOutcome::Deleted(obj) if info.kind == "Pod" => {
+                    Ok(json_response(StatusCode::OK, &obj, &[]))
+                }
+                DeleteOutcome::Deleted(obj) => {
+                    Ok(json_response(StatusCode::OK, &success_status(&info, &obj), &[]))
+                }
             }
         }
         (Method::POST, Some(name), Some(Subresource::Binding)) => {
@@ -123,7 +159,10 @@ async fn patch(
     if body.len() > negotiate::MAX_BODY {
         return Err(negotiate::too_large());
     }
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     let patch_type = PatchType::from_content_type(ct)?;
     // Apply bodies are YAML (kubectl sends JSON, which is YAML too).
     let patch = match patch_type {
@@ -138,8 +177,23 @@ async fn patch(
         return Err(ApiError::bad_request("force is only valid for apply patches"));
     }
     let info = &route.info;
-    let written = state.api.patch(info, route.namespace.as_deref(), name, patch_type, &patch, sub, &opts).await?;
-    let status = if written.created { StatusCode::CREATED } else { StatusCode::OK };
+    let written = state
+        .api
+        .patch(
+            info,
+            route.namespace.as_deref(),
+            name,
+            patch_type,
+            &patch,
+            sub,
+            &opts,
+        )
+        .await?;
+    let status = if written.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     let body = match sub {
         Some(Subresource::Scale) => crate::api::scale_of(info, &written.object)?,
         _ => written.object,
@@ -152,13 +206,28 @@ async fn log(state: &AppState, ns: Option<&str>, name: &str, query: &Query) -> A
     let pod = state.api.get(&info, ns, name)?;
     let container = match query.get("container") {
         Some(c) => c.clone(),
-        None => pod.pointer("/spec/containers/0/name").and_then(Value::as_str).unwrap_or("").to_string(),
+        None => pod
+            .pointer("/spec/containers/0/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
     };
     let text = crate::api::synthetic_log(&pod, &container)?;
-    Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], Body::from(text)).into_response())
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain")],
+        Body::from(text),
+    )
+        .into_response())
 }
 
-fn respond_list(state: &AppState, info: &crate::registry::ResourceInfo, list: &crate::api::ObjectList, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
+fn respond_list(
+    state: &AppState,
+    info: &crate::registry::ResourceInfo,
+    list: &crate::api::ObjectList,
+    query: &Query,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
     match negotiate::wanted(headers)? {
         Wanted::Object => Ok(json_response(StatusCode::OK, &list.to_json(info), &[])),
         Wanted::Table(version) => {
@@ -170,13 +239,26 @@ fn respond_list(state: &AppState, info: &crate::registry::ResourceInfo, list: &c
     }
 }
 
-fn respond_object(state: &AppState, info: &crate::registry::ResourceInfo, obj: Value, query: &Query, headers: &HeaderMap) -> ApiResult<Response> {
+fn respond_object(
+    state: &AppState,
+    info: &crate::registry::ResourceInfo,
+    obj: Value,
+    query: &Query,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
     match negotiate::wanted(headers)? {
         Wanted::Object => Ok(json_response(StatusCode::OK, &obj, &[])),
         Wanted::Table(version) => {
             let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
             let meta = json!({"resourceVersion": obj.pointer("/metadata/resourceVersion")});
-            let t = tables::table(info, std::slice::from_ref(&obj), meta, include, version, state.now());
+            let t = tables::table(
+                info,
+                std::slice::from_ref(&obj),
+                meta,
+                include,
+                version,
+                state.now(),
+            );
             Ok(table_response(version, &t))
         }
     }
@@ -203,7 +285,10 @@ fn parse_number<T: std::str::FromStr>(query: &Query, key: &str) -> ApiResult<Opt
     match query.get(key) {
         None => Ok(None),
         Some(s) if s.is_empty() => Ok(None),
-        Some(s) => s.parse().map(Some).map_err(|_| ApiError::bad_request(format!("invalid value for {key}: {s:?}"))),
+        Some(s) => s
+            .parse()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid value for {key}: {s:?}"))),
     }
 }
 
@@ -230,7 +315,9 @@ fn dry_run(query: &Query) -> ApiResult<bool> {
     match query.get("dryRun").map(String::as_str) {
         None | Some("") => Ok(false),
         Some("All") => Ok(true),
-        Some(other) => Err(ApiError::bad_request(format!("Invalid dry run value: {other}: supported values: \"All\""))),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "Invalid dry run value: {other}: supported values: \"All\""
+        ))),
     }
 }
 
@@ -244,14 +331,25 @@ fn write_options(query: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> 
         .filter(|m| !m.is_empty())
         .cloned()
         .or_else(|| manager_from_user_agent(headers));
-    Ok(WriteOptions { dry_run: dry_run(query)?, field_manager, field_validation, force: false })
+    Ok(WriteOptions {
+        dry_run: dry_run(query)?,
+        field_manager,
+        field_validation,
+        force: false,
+    })
 }
 
 /// The User-Agent up to its first `/`, printable characters only, at most
 /// 128 bytes (upstream `prefixFromUserAgent`).
 fn manager_from_user_agent(headers: &HeaderMap) -> Option<String> {
     let ua = headers.get(header::USER_AGENT)?.to_str().ok()?;
-    let prefix: String = ua.split('/').next()?.chars().filter(|c| !c.is_control()).take(128).collect();
+    let prefix: String = ua
+        .split('/')
+        .next()?
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(128)
+        .collect();
     (!prefix.is_empty()).then_some(prefix)
 }
 

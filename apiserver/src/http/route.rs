@@ -31,7 +31,10 @@ pub struct Route {
 }
 
 fn not_found() -> ApiError {
-    ApiError::new(Reason::NotFound, "the server could not find the requested resource")
+    ApiError::new(
+        Reason::NotFound,
+        "the server could not find the requested resource",
+    )
 }
 
 /// Parses the segments after `/api/v1` or `/apis/<group>/<version>`.
@@ -61,7 +64,11 @@ fn is_namespace_sub(s: &str) -> bool {
     matches!(s, "status" | "finalize")
 }
 
-fn item_or_collection(info: Arc<ResourceInfo>, namespace: Option<String>, tail: &[&str]) -> Result<Route, ApiError> {
+fn item_or_collection(
+    info: Arc<ResourceInfo>,
+    namespace: Option<String>,
+    tail: &[&str],
+) -> Result<Route, ApiError> {
     let (name, sub) = match tail {
         [] => (None, None),
         [name] => (Some(name.to_string()), None),
@@ -71,7 +78,12 @@ fn item_or_collection(info: Arc<ResourceInfo>, namespace: Option<String>, tail: 
     if name.as_deref() == Some("") {
         return Err(not_found());
     }
-    Ok(Route { info, namespace, name, sub })
+    Ok(Route {
+        info,
+        namespace,
+        name,
+        sub,
+    })
 }
 
 fn subresource(info: &ResourceInfo, s: &str) -> Result<Subresource, ApiError> {
@@ -109,7 +121,10 @@ mod tests {
     #[test]
     fn namespace_objects_and_their_subresources() {
         let r = route("", "namespaces/default").unwrap();
-        assert_eq!((r.info.plural.as_str(), r.name.as_deref()), ("namespaces", Some("default")));
+        assert_eq!(
+            (r.info.plural.as_str(), r.name.as_deref()),
+            ("namespaces", Some("default"))
+        );
         let r = route("", "namespaces/default/status").unwrap();
         assert_eq!(r.sub, Some(Subresource::Status));
         let r = route("", "namespaces/default/configmaps").unwrap();

@@ -45,7 +45,10 @@ pub fn table(
     version: &str,
     now: jiff::Timestamp,
 ) -> Value {
-    let rows: Vec<Value> = objects.iter().map(|o| row(info, o, include, version, now)).collect();
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|o| row(info, o, include, version, now))
+        .collect();
     json!({
         "kind": "Table",
         "apiVersion": format!("meta.k8s.io/{version}"),

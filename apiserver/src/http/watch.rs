@@ -22,7 +22,13 @@ use crate::api::{WatchEvent, WatchStream};
 use crate::registry::ResourceInfo;
 
 /// Turns a watch into a streaming HTTP response.
-pub fn stream(state: &AppState, info: Arc<ResourceInfo>, events: WatchStream, wanted: Wanted, include: IncludeObject) -> Response {
+pub fn stream(
+    state: &AppState,
+    info: Arc<ResourceInfo>,
+    events: WatchStream,
+    wanted: Wanted,
+    include: IncludeObject,
+) -> Response {
     let state = state.clone();
     let guard = state.metrics.watch_opened();
     let shutdown = state.shutdown.clone();
@@ -30,7 +36,8 @@ pub fn stream(state: &AppState, info: Arc<ResourceInfo>, events: WatchStream, wa
         .take_until(async move { shutdown.cancelled().await })
         .map(move |event| {
             let _open = &guard; // counts this watch as open until the stream is dropped
-            let mut line = serde_json::to_vec(&encode(&state, &info, &event, wanted, include)).unwrap_or_default();
+            let mut line =
+                serde_json::to_vec(&encode(&state, &info, &event, wanted, include)).unwrap_or_default();
             line.push(b'\n');
             Ok::<_, std::convert::Infallible>(Bytes::from(line))
         });
@@ -38,17 +45,40 @@ pub fn stream(state: &AppState, info: Arc<ResourceInfo>, events: WatchStream, wa
         Wanted::Object => "application/json".to_string(),
         Wanted::Table(v) => format!("application/json;as=Table;v={v};g=meta.k8s.io"),
     };
-    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], Body::from_stream(stream)).into_response()
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, content_type)],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
-fn encode(state: &AppState, info: &ResourceInfo, event: &WatchEvent, wanted: Wanted, include: IncludeObject) -> Value {
+fn encode(
+    state: &AppState,
+    info: &ResourceInfo,
+    event: &WatchEvent,
+    wanted: Wanted,
+    include: IncludeObject,
+) -> Value {
     let mut wire = event.to_json(info);
-    let Wanted::Table(version) = wanted else { return wire };
-    let is_object = matches!(event, WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_));
+    let Wanted::Table(version) = wanted else {
+        return wire;
+    };
+    let is_object = matches!(
+        event,
+        WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_)
+    );
     if is_object {
         let object = wire["object"].take();
         let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion")});
-        wire["object"] = tables::table(info, std::slice::from_ref(&object), meta, include, version, state.now());
+        wire["object"] = tables::table(
+            info,
+            std::slice::from_ref(&object),
+            meta,
+            include,
+            version,
+            state.now(),
+        );
     }
     wire
 }

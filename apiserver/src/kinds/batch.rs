@@ -42,9 +42,7 @@ fn default_job_spec(spec: &mut Value) {
         set(spec, "parallelism", json!(1));
     }
     default_key(spec, "parallelism", json!(1));
-    let per_index = spec
-        .get("backoffLimitPerIndex")
-        .is_some_and(|v| !v.is_null());
+    let per_index = spec.get("backoffLimitPerIndex").is_some_and(|v| !v.is_null());
     default_key(
         spec,
         "backoffLimit",
@@ -56,11 +54,7 @@ fn default_job_spec(spec: &mut Value) {
     default_key(
         spec,
         "podReplacementPolicy",
-        json!(if has_pfp {
-            "Failed"
-        } else {
-            "TerminatingOrFailed"
-        }),
+        json!(if has_pfp { "Failed" } else { "TerminatingOrFailed" }),
     );
     default_key(spec, "manualSelector", json!(false));
     if let Some(rules) = spec
@@ -267,10 +261,7 @@ pub fn validate_job_update(new: &Value, old: &Value) -> Vec<FieldError> {
 }
 
 fn template_update_allowed(new: &Value, old: &Value) -> bool {
-    let (nt, ot) = (
-        get(new, &["spec", "template"]),
-        get(old, &["spec", "template"]),
-    );
+    let (nt, ot) = (get(new, &["spec", "template"]), get(old, &["spec", "template"]));
     if sem_eq(nt, ot) {
         return true;
     }

@@ -121,8 +121,7 @@ pub fn default_service(obj: &mut Value) {
     match get_str(spec, &["sessionAffinity"]) {
         "None" => super::remove(spec, "sessionAffinityConfig"),
         "ClientIP" => {
-            if let Some(c) = child(spec, "sessionAffinityConfig").and_then(|c| child(c, "clientIP"))
-            {
+            if let Some(c) = child(spec, "sessionAffinityConfig").and_then(|c| child(c, "clientIP")) {
                 default_key(c, "timeoutSeconds", json!(10800));
             }
         }
@@ -250,11 +249,7 @@ fn validate_service_port<'a>(
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else if !name.is_empty() {
         for msg in meta::is_dns1123_label(name) {
-            errs.push(FieldError::invalid(
-                format!("{path}.name"),
-                json!(name),
-                msg,
-            ));
+            errs.push(FieldError::invalid(format!("{path}.name"), json!(name), msg));
         }
         if names.contains(&name) {
             errs.push(FieldError::duplicate(format!("{path}.name"), json!(name)));
@@ -374,11 +369,7 @@ pub fn validate_service_update(new: &Value, old: &Value) -> Vec<FieldError> {
     } else {
         "may not change once set"
     };
-    vec![invalid_raw(
-        "spec.clusterIPs[0]",
-        go_string_slice(shown),
-        detail,
-    )]
+    vec![invalid_raw("spec.clusterIPs[0]", go_string_slice(shown), detail)]
 }
 
 // ---------------------------------------------------------------------------
@@ -430,8 +421,7 @@ fn validate_data_keys(obj: &Value, field: &str, errs: &mut Vec<FieldError>) -> u
 /// capped at 1 MiB.
 pub fn validate_configmap(obj: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let total = validate_data_keys(obj, "data", &mut errs)
-        + validate_data_keys(obj, "binaryData", &mut errs);
+    let total = validate_data_keys(obj, "data", &mut errs) + validate_data_keys(obj, "binaryData", &mut errs);
     if let (Some(d), Some(b)) = (
         obj.get("data").and_then(Value::as_object),
         obj.get("binaryData").and_then(Value::as_object),
@@ -479,8 +469,7 @@ pub fn validate_configmap_update(new: &Value, old: &Value) -> Vec<FieldError> {
 /// conversion does.
 pub fn default_secret(obj: &mut Value) {
     default_key(obj, "type", json!("Opaque"));
-    let Some(Value::Object(string_data)) = obj.as_object_mut().and_then(|m| m.remove("stringData"))
-    else {
+    let Some(Value::Object(string_data)) = obj.as_object_mut().and_then(|m| m.remove("stringData")) else {
         return;
     };
     if let Some(data) = child(obj, "data") {
@@ -495,11 +484,7 @@ fn base64(input: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
     for chunk in input.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -531,11 +516,7 @@ pub fn validate_secret(obj: &Value) -> Vec<FieldError> {
         "kubernetes.io/service-account-token"
             if get_str(
                 obj,
-                &[
-                    "metadata",
-                    "annotations",
-                    "kubernetes.io/service-account.name",
-                ],
+                &["metadata", "annotations", "kubernetes.io/service-account.name"],
             )
             .is_empty() =>
         {

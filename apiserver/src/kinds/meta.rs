@@ -18,8 +18,7 @@ use crate::error::{FieldError, FieldErrorType};
 
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
@@ -69,9 +68,7 @@ fn matches_dns1123_label(s: &str) -> bool {
     let (Some(first), Some(last)) = (s.chars().next(), s.chars().last()) else {
         return false;
     };
-    is_lower_alnum(first)
-        && is_lower_alnum(last)
-        && s.chars().all(|c| is_lower_alnum(c) || c == '-')
+    is_lower_alnum(first) && is_lower_alnum(last) && s.chars().all(|c| is_lower_alnum(c) || c == '-')
 }
 
 fn matches_dns1123_subdomain(s: &str) -> bool {
@@ -265,11 +262,7 @@ pub fn nonnegative(v: Option<&Value>, field: &str) -> Vec<FieldError> {
 /// `must be greater than zero` for a zero or negative integer field.
 pub fn positive(v: Option<&Value>, field: &str) -> Vec<FieldError> {
     match v.and_then(Value::as_i64) {
-        Some(n) if n <= 0 => vec![FieldError::invalid(
-            field,
-            json!(n),
-            "must be greater than zero",
-        )],
+        Some(n) if n <= 0 => vec![FieldError::invalid(field, json!(n), "must be greater than zero")],
         _ => Vec::new(),
     }
 }
@@ -308,12 +301,7 @@ pub fn go_label_selector(sel: Option<&Value>) -> String {
 }
 
 fn go_requirement(r: &Value) -> String {
-    let s = |k: &str| {
-        r.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
     let values = match r.get("values").and_then(Value::as_array) {
         None => "[]string(nil)".to_string(),
         Some(v) => {
@@ -450,11 +438,7 @@ fn validate_owner_references(refs: Option<&Value>, path: &str) -> Vec<FieldError
 
 fn string_list(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
         .unwrap_or_default()
 }
 
@@ -493,10 +477,7 @@ fn validate_meta_common(meta: &Value) -> Vec<FieldError> {
         meta.get("ownerReferences"),
         "metadata.ownerReferences",
     ));
-    errs.extend(validate_finalizers(
-        meta.get("finalizers"),
-        "metadata.finalizers",
-    ));
+    errs.extend(validate_finalizers(meta.get("finalizers"), "metadata.finalizers"));
     errs
 }
 
@@ -559,11 +540,7 @@ fn immutable(
     if norm(new) == norm(old) {
         return None;
     }
-    Some(FieldError::invalid(
-        field,
-        render(new),
-        "field is immutable",
-    ))
+    Some(FieldError::invalid(field, render(new), "field is immutable"))
 }
 
 fn as_string_value(v: Option<&Value>) -> Value {
@@ -622,10 +599,7 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> 
         as_plain_value,
     ) {
         e.value = None;
-        e.detail = format!(
-            "{}: field is immutable",
-            go_time(nm.get("creationTimestamp"))
-        );
+        e.detail = format!("{}: field is immutable", go_time(nm.get("creationTimestamp")));
         errs.push(e);
     }
     if let Some(mut e) = immutable(
@@ -635,10 +609,7 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> 
         as_plain_value,
     ) {
         e.value = None;
-        e.detail = format!(
-            "{}: field is immutable",
-            go_time(nm.get("deletionTimestamp"))
-        );
+        e.detail = format!("{}: field is immutable", go_time(nm.get("deletionTimestamp")));
         errs.push(e);
     }
     errs.extend(immutable(
@@ -660,10 +631,7 @@ pub fn validate_label_selector(sel: Option<&Value>, path: &str) -> Vec<FieldErro
     };
     let exprs = sel.get("matchExpressions").and_then(Value::as_array);
     for (i, r) in exprs.into_iter().flatten().enumerate() {
-        errs.extend(validate_requirement(
-            r,
-            &format!("{path}.matchExpressions[{i}]"),
-        ));
+        errs.extend(validate_requirement(r, &format!("{path}.matchExpressions[{i}]")));
     }
     errs.extend(validate_labels(
         sel.get("matchLabels"),
@@ -674,10 +642,7 @@ pub fn validate_label_selector(sel: Option<&Value>, path: &str) -> Vec<FieldErro
 
 fn validate_requirement(r: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let op = r
-        .get("operator")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let op = r.get("operator").and_then(Value::as_str).unwrap_or_default();
     let values = string_list(r.get("values"));
     match op {
         "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
@@ -701,11 +666,7 @@ fn validate_requirement(r: &Value, path: &str) -> Vec<FieldError> {
     }
     for (i, v) in values.iter().enumerate() {
         for msg in is_valid_label_value(v) {
-            errs.push(FieldError::invalid(
-                format!("{path}.values[{i}]"),
-                json!(v),
-                msg,
-            ));
+            errs.push(FieldError::invalid(format!("{path}.values[{i}]"), json!(v), msg));
         }
     }
     errs
@@ -737,11 +698,7 @@ pub fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
         let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
         let values = string_list(r.get("values"));
         let has = |v: &str| values.iter().any(|x| x == v);
-        match r
-            .get("operator")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-        {
+        match r.get("operator").and_then(Value::as_str).unwrap_or_default() {
             "In" => get(key).is_some_and(has),
             "NotIn" => !get(key).is_some_and(has),
             "Exists" => get(key).is_some(),

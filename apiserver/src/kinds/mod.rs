@@ -183,10 +183,7 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
                 )
         }
         Kind::DaemonSet => workloads::prepare_daemonset_update(new, old),
-        Kind::Other => !sem_eq(
-            Some(&without_meta_status(new)),
-            Some(&without_meta_status(old)),
-        ),
+        Kind::Other => !sem_eq(Some(&without_meta_status(new)), Some(&without_meta_status(old))),
         _ => !sem_eq(new.get("spec"), old.get("spec")),
     };
     if info.has_generation && bump {
@@ -372,10 +369,7 @@ fn copy_meta(new: &mut Value, old: &Value, key: &str) {
 
 /// The items of the array under `key`, mutably (empty when absent).
 pub(crate) fn items_mut<'a>(v: &'a mut Value, key: &str) -> impl Iterator<Item = &'a mut Value> {
-    v.get_mut(key)
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten()
+    v.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten()
 }
 
 /// The items of the array under `key` (empty when absent).
@@ -397,9 +391,7 @@ fn normalize(v: &Value) -> Option<Value> {
         }
         Value::Array(a) if a.is_empty() => None,
         Value::Array(a) => Some(Value::Array(
-            a.iter()
-                .map(|x| normalize(x).unwrap_or(Value::Null))
-                .collect(),
+            a.iter().map(|x| normalize(x).unwrap_or(Value::Null)).collect(),
         )),
         other => Some(other.clone()),
     }

@@ -210,12 +210,10 @@ pub fn prepare_pod_create(obj: &mut Value) {
         .cloned()
         .unwrap_or(json!("default"));
     set(spec, "serviceAccount", sa);
-    for key in [
-        "node.kubernetes.io/not-ready",
-        "node.kubernetes.io/unreachable",
-    ] {
+    for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
         if !tolerates_no_execute(spec, key) {
-            let tol = json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300});
+            let tol =
+                json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300});
             match spec.get_mut("tolerations").and_then(Value::as_array_mut) {
                 Some(list) => list.push(tol),
                 None => set(spec, "tolerations", json!([tol])),
@@ -369,8 +367,7 @@ pub fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldE
     let Some(t) = template else {
         return vec![FieldError::required(path, "")];
     };
-    let mut errs =
-        meta::validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
+    let mut errs = meta::validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
     errs.extend(meta::validate_annotations(
         get(t, &["metadata", "annotations"]),
         &format!("{path}.annotations"),
@@ -441,11 +438,7 @@ fn validate_spec_scalars(spec: &Value, path: &str) -> Vec<FieldError> {
     let node = get_str(spec, &["nodeName"]);
     if !node.is_empty() {
         for msg in NameRule::Subdomain.check(node, false) {
-            errs.push(FieldError::invalid(
-                format!("{path}.nodeName"),
-                json!(node),
-                msg,
-            ));
+            errs.push(FieldError::invalid(format!("{path}.nodeName"), json!(node), msg));
         }
     }
     errs.extend(meta::validate_labels(
@@ -501,11 +494,7 @@ fn validate_container(c: &Value, path: &str, volumes: &[String]) -> Vec<FieldErr
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else {
         for msg in is_dns1123_label(name) {
-            errs.push(FieldError::invalid(
-                format!("{path}.name"),
-                json!(name),
-                msg,
-            ));
+            errs.push(FieldError::invalid(format!("{path}.name"), json!(name), msg));
         }
     }
     if get_str(c, &["image"]).is_empty() {
@@ -548,11 +537,7 @@ fn validate_container_ports(c: &Value, path: &str) -> Vec<FieldError> {
             let msgs = port_name_errors(name);
             if !msgs.is_empty() {
                 for msg in msgs {
-                    errs.push(FieldError::invalid(
-                        format!("{ppath}.name"),
-                        json!(name),
-                        msg,
-                    ));
+                    errs.push(FieldError::invalid(format!("{ppath}.name"), json!(name), msg));
                 }
             } else if names.contains(&name) {
                 errs.push(FieldError::duplicate(format!("{ppath}.name"), json!(name)));
@@ -680,12 +665,8 @@ pub fn validate_pod_update(new: &Value, old: &Value) -> Vec<FieldError> {
     for key in ["activeDeadlineSeconds", "tolerations"] {
         super::copy_key(&mut munged, os, key);
     }
-    let old_grace = os
-        .get("terminationGracePeriodSeconds")
-        .and_then(Value::as_i64);
-    let new_grace = ns
-        .get("terminationGracePeriodSeconds")
-        .and_then(Value::as_i64);
+    let old_grace = os.get("terminationGracePeriodSeconds").and_then(Value::as_i64);
+    let new_grace = ns.get("terminationGracePeriodSeconds").and_then(Value::as_i64);
     if old_grace.is_some_and(|g| g < 0) && new_grace == Some(1) {
         super::copy_key(&mut munged, os, "terminationGracePeriodSeconds");
     }
@@ -750,11 +731,7 @@ fn spec_diff(old: &Value, new: &Value) -> String {
         }
         let field = go_field_name(k);
         let show = |v: Option<&Value>| v.map_or("nil".to_string(), Value::to_string);
-        out.push_str(&format!(
-            "- \t{field}: {},\n+ \t{field}: {},\n",
-            show(o),
-            show(n)
-        ));
+        out.push_str(&format!("- \t{field}: {},\n+ \t{field}: {},\n", show(o), show(n)));
     }
     out.push_str("  }\n");
     out

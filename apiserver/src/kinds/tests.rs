@@ -97,9 +97,9 @@ fn metadata_name_required_and_generate_name_prefix() {
     set_meta(&mut d, "generateName", json!("Web-"));
     let errs = msgs(&validate_create(&info("Deployment"), &d));
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].starts_with(
-        "metadata.generateName: Invalid value: \"Web-\": a lowercase RFC 1123 subdomain"
-    ));
+    assert!(
+        errs[0].starts_with("metadata.generateName: Invalid value: \"Web-\": a lowercase RFC 1123 subdomain")
+    );
 }
 
 #[test]
@@ -110,10 +110,7 @@ fn namespace_required_or_forbidden_by_scope() {
         msgs(&validate_create(&info("Deployment"), &d)),
         vec!["metadata.namespace: Required value"]
     );
-    let mut n = created(
-        "Node",
-        json!({"metadata": {"name": "n1", "namespace": "x"}}),
-    );
+    let mut n = created("Node", json!({"metadata": {"name": "n1", "namespace": "x"}}));
     assert_eq!(
         msgs(&validate_create(&info("Node"), &n)),
         vec!["metadata.namespace: Forbidden: not allowed on this type"]
@@ -126,16 +123,8 @@ fn namespace_required_or_forbidden_by_scope() {
 fn labels_annotations_owner_refs_finalizers() {
     let mut d = created("Deployment", deployment());
     set_meta(&mut d, "labels", json!({"ok": "bad value"}));
-    set_meta(
-        &mut d,
-        "annotations",
-        json!({"big": "x".repeat(300 * 1024)}),
-    );
-    set_meta(
-        &mut d,
-        "finalizers",
-        json!(["orphan", "foregroundDeletion"]),
-    );
+    set_meta(&mut d, "annotations", json!({"big": "x".repeat(300 * 1024)}));
+    set_meta(&mut d, "finalizers", json!(["orphan", "foregroundDeletion"]));
     set_meta(
         &mut d,
         "ownerReferences",
@@ -158,10 +147,7 @@ fn label_key_prefix_errors() {
     let errs = meta::is_qualified_name("Example.com/app");
     assert!(errs[0].starts_with("prefix part a lowercase RFC 1123 subdomain"));
     assert!(meta::is_qualified_name("app.kubernetes.io/name").is_empty());
-    assert_eq!(
-        meta::is_qualified_name("a/")[0],
-        "name part must be non-empty"
-    );
+    assert_eq!(meta::is_qualified_name("a/")[0], "name part must be non-empty");
 }
 
 #[test]
@@ -279,9 +265,7 @@ fn deployment_validation_table() {
         ),
         (
             Box::new(|d| d["spec"]["minReadySeconds"] = json!(700)),
-            vec![
-                "spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds",
-            ],
+            vec!["spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds"],
         ),
         (
             Box::new(|d| d["spec"]["strategy"] = json!({"type": "Recreate", "rollingUpdate": {}})),
@@ -337,10 +321,7 @@ fn deployment_generation_bumps_on_spec_or_annotations_only() {
     assert_eq!(bumped(&|_| {}), 1);
     assert_eq!(bumped(&|d| d["metadata"]["labels"] = json!({"x": "y"})), 1);
     assert_eq!(bumped(&|d| d["spec"]["replicas"] = json!(3)), 2);
-    assert_eq!(
-        bumped(&|d| d["metadata"]["annotations"] = json!({"a": "b"})),
-        2
-    );
+    assert_eq!(bumped(&|d| d["metadata"]["annotations"] = json!({"a": "b"})), 2);
     assert_eq!(bumped(&|d| d["metadata"]["generation"] = json!(40)), 1);
 }
 
@@ -416,10 +397,7 @@ fn statefulset_given_rolling_update_type_gets_no_partition() {
     let mut s = workload("StatefulSet");
     s["spec"]["updateStrategy"] = json!({"type": "RollingUpdate"});
     let s = created("StatefulSet", s);
-    assert_eq!(
-        s["spec"]["updateStrategy"],
-        json!({"type": "RollingUpdate"})
-    );
+    assert_eq!(s["spec"]["updateStrategy"], json!({"type": "RollingUpdate"}));
 }
 
 #[test]
@@ -536,10 +514,7 @@ fn pod_defaults_admission_and_status() {
             ]
         })
     );
-    assert_eq!(
-        p["status"],
-        json!({"phase": "Pending", "qosClass": "BestEffort"})
-    );
+    assert_eq!(p["status"], json!({"phase": "Pending", "qosClass": "BestEffort"}));
     assert_eq!(p["metadata"]["generation"], 1);
     assert!(validate_create(&info("Pod"), &p).is_empty());
 }
@@ -557,10 +532,7 @@ fn image_pull_policy_follows_the_tag() {
         let mut p = pod();
         p["spec"]["containers"][0]["image"] = json!(image);
         let p = created("Pod", p);
-        assert_eq!(
-            p["spec"]["containers"][0]["imagePullPolicy"], want,
-            "{image}"
-        );
+        assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], want, "{image}");
     }
 }
 
@@ -575,8 +547,7 @@ fn pod_requests_from_limits_and_qos() {
     );
     assert_eq!(p["status"]["qosClass"], "Guaranteed");
     let mut b = pod();
-    b["spec"]["containers"][0]["resources"] =
-        json!({"requests": {"cpu": "0.5"}, "limits": {"cpu": "1"}});
+    b["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": "0.5"}, "limits": {"cpu": "1"}});
     assert_eq!(created("Pod", b)["status"]["qosClass"], "Burstable");
 }
 
@@ -588,10 +559,7 @@ fn probes_ports_and_volumes_defaults() {
     p["spec"]["volumes"] = json!([{"name": "a"}, {"name": "b", "configMap": {"name": "c"}}]);
     let p = created("Pod", p);
     let c = &p["spec"]["containers"][0];
-    assert_eq!(
-        c["ports"],
-        json!([{"containerPort": 80, "protocol": "TCP"}])
-    );
+    assert_eq!(c["ports"], json!([{"containerPort": 80, "protocol": "TCP"}]));
     assert_eq!(
         c["livenessProbe"],
         json!({
@@ -880,8 +848,7 @@ fn service_cluster_ip_kept_and_immutable() {
     );
     old["spec"]["clusterIP"] = json!("10.96.0.10");
     old["spec"]["clusterIPs"] = json!(["10.96.0.10"]);
-    let mut omitted =
-        json!({"metadata": old["metadata"].clone(), "spec": {"ports": [{"port": 80}]}});
+    let mut omitted = json!({"metadata": old["metadata"].clone(), "spec": {"ports": [{"port": 80}]}});
     default_object(&i, &mut omitted);
     prepare_for_update(&i, &mut omitted, &old);
     assert_eq!(omitted["spec"]["clusterIP"], "10.96.0.10");
@@ -891,9 +858,7 @@ fn service_cluster_ip_kept_and_immutable() {
     changed["spec"]["clusterIPs"] = json!(["10.96.0.11"]);
     assert_eq!(
         msgs(&validate_update(&i, &changed, &old)),
-        vec![
-            "spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.11\"}: may not change once set"
-        ]
+        vec!["spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.11\"}: may not change once set"]
     );
 }
 
@@ -974,7 +939,8 @@ fn custom_resources_drop_status_and_bump_on_any_change() {
     let mut i = info("Deployment");
     i.group = "example.com".into();
     i.kind = "Widget".into();
-    let mut obj = json!({"metadata": {"name": "w", "namespace": "default"}, "spec": {"a": 1}, "status": {"x": 1}});
+    let mut obj =
+        json!({"metadata": {"name": "w", "namespace": "default"}, "spec": {"a": 1}, "status": {"x": 1}});
     prepare_for_create(&i, &mut obj);
     assert!(obj.get("status").is_none());
     let mut new = obj.clone();

@@ -13,9 +13,7 @@
 
 use serde_json::{Value, json};
 
-use super::meta::{
-    self, go_int_or_string, go_label_selector, go_string_map, invalid_raw, nonnegative,
-};
+use super::meta::{self, go_int_or_string, go_label_selector, go_string_map, invalid_raw, nonnegative};
 use super::pod::{default_template, validate_pod_template};
 use super::{child, default_key, get, get_str, items_mut, sem_eq, set};
 use crate::error::{FieldError, FieldErrorType};
@@ -121,12 +119,9 @@ pub fn default_daemonset(obj: &mut Value) {
 }
 
 fn template_generation(obj: &Value) -> i64 {
-    get_str(
-        obj,
-        &["metadata", "annotations", TEMPLATE_GENERATION_ANNOTATION],
-    )
-    .parse()
-    .unwrap_or(0)
+    get_str(obj, &["metadata", "annotations", TEMPLATE_GENERATION_ANNOTATION])
+        .parse()
+        .unwrap_or(0)
 }
 
 fn set_template_generation(obj: &mut Value, g: i64) {
@@ -147,10 +142,7 @@ pub fn prepare_daemonset_create(obj: &mut Value) {
 /// generation must be bumped (any spec change).
 pub fn prepare_daemonset_update(new: &mut Value, old: &Value) -> bool {
     let mut g = template_generation(old).max(1);
-    let template_changed = !sem_eq(
-        get(new, &["spec", "template"]),
-        get(old, &["spec", "template"]),
-    );
+    let template_changed = !sem_eq(get(new, &["spec", "template"]), get(old, &["spec", "template"]));
     if template_changed {
         g += 1;
     }
@@ -201,8 +193,7 @@ fn validate_selector(spec: &Value, rules: &SelectorRules) -> (Vec<FieldError>, b
             go_label_selector(Some(sel)),
             &format!("empty selector is invalid for {}", rules.what),
         ));
-    } else if parsed && !meta::selector_matches(sel, get(spec, &["template", "metadata", "labels"]))
-    {
+    } else if parsed && !meta::selector_matches(sel, get(spec, &["template", "metadata", "labels"])) {
         errs.push(labels_mismatch(spec));
     }
     if !parsed {
@@ -274,10 +265,7 @@ pub fn validate_deployment(obj: &Value) -> Vec<FieldError> {
         errs.extend(validate_always_template(&spec, "ReplicaSet", true));
     }
     errs.extend(validate_deployment_strategy(spec.get("strategy")));
-    errs.extend(nonnegative(
-        spec.get("minReadySeconds"),
-        "spec.minReadySeconds",
-    ));
+    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
     errs.extend(nonnegative(
         spec.get("revisionHistoryLimit"),
         "spec.revisionHistoryLimit",
@@ -287,10 +275,7 @@ pub fn validate_deployment(obj: &Value) -> Vec<FieldError> {
             spec.get("progressDeadlineSeconds"),
             "spec.progressDeadlineSeconds",
         ));
-        let min_ready = spec
-            .get("minReadySeconds")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
+        let min_ready = spec.get("minReadySeconds").and_then(Value::as_i64).unwrap_or(0);
         if pds <= min_ready {
             errs.push(FieldError::invalid(
                 "spec.progressDeadlineSeconds",
@@ -384,11 +369,7 @@ fn validate_rolling_update_deployment(ru: &Value) -> Vec<FieldError> {
     let mu = ru.get("maxUnavailable");
     let ms = ru.get("maxSurge");
     let mut errs = validate_int_or_percent(mu, &format!("{path}.maxUnavailable"), false);
-    errs.extend(validate_int_or_percent(
-        ms,
-        &format!("{path}.maxSurge"),
-        false,
-    ));
+    errs.extend(validate_int_or_percent(ms, &format!("{path}.maxSurge"), false));
     if int_or_percent_value(mu) == 0 && int_or_percent_value(ms) == 0 {
         errs.push(invalid_raw(
             format!("{path}.maxUnavailable"),
@@ -414,10 +395,7 @@ fn validate_rolling_update_deployment(ru: &Value) -> Vec<FieldError> {
 pub fn validate_replicaset(obj: &Value) -> Vec<FieldError> {
     let spec = spec_of(obj);
     let mut errs = nonnegative(spec.get("replicas"), "spec.replicas");
-    errs.extend(nonnegative(
-        spec.get("minReadySeconds"),
-        "spec.minReadySeconds",
-    ));
+    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
     let (sel_errs, parsed) = validate_selector(
         &spec,
         &SelectorRules {
@@ -443,10 +421,7 @@ pub fn validate_daemonset(obj: &Value) -> Vec<FieldError> {
         },
     );
     errs.extend(validate_always_template(&spec, "DaemonSet", true));
-    errs.extend(nonnegative(
-        spec.get("minReadySeconds"),
-        "spec.minReadySeconds",
-    ));
+    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
     errs.extend(validate_daemonset_strategy(spec.get("updateStrategy")));
     errs.extend(nonnegative(
         spec.get("revisionHistoryLimit"),
@@ -481,11 +456,7 @@ fn validate_rolling_update_daemonset(ru: &Value, path: &str) -> Vec<FieldError> 
     let mu = ru.get("maxUnavailable");
     let ms = ru.get("maxSurge");
     let mut errs = validate_int_or_percent(mu, &format!("{path}.maxUnavailable"), true);
-    errs.extend(validate_int_or_percent(
-        ms,
-        &format!("{path}.maxSurge"),
-        true,
-    ));
+    errs.extend(validate_int_or_percent(ms, &format!("{path}.maxSurge"), true));
     let has_unavailable = int_or_percent_value(mu) != 0;
     let has_surge = int_or_percent_value(ms) != 0;
     if has_unavailable && has_surge {
@@ -534,10 +505,7 @@ pub fn validate_statefulset(obj: &Value) -> Vec<FieldError> {
         }
     }
     errs.extend(nonnegative(spec.get("replicas"), "spec.replicas"));
-    errs.extend(nonnegative(
-        spec.get("minReadySeconds"),
-        "spec.minReadySeconds",
-    ));
+    errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
     errs.extend(nonnegative(
         get(&spec, &["ordinals", "start"]),
         "spec.ordinals.start",
@@ -573,10 +541,7 @@ fn validate_statefulset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
             let Some(ru) = ru else {
                 return Vec::new();
             };
-            let mut errs = nonnegative(
-                ru.get("partition"),
-                &format!("{path}.rollingUpdate.partition"),
-            );
+            let mut errs = nonnegative(ru.get("partition"), &format!("{path}.rollingUpdate.partition"));
             let mu = ru.get("maxUnavailable").filter(|v| !v.is_null());
             if let Some(mu) = mu {
                 let mpath = format!("{path}.rollingUpdate.maxUnavailable");
@@ -601,10 +566,7 @@ fn validate_statefulset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
 /// apps/v1: `spec.selector` may not change (Deployment, ReplicaSet,
 /// DaemonSet strategies).
 pub fn validate_selector_immutable(new: &Value, old: &Value) -> Vec<FieldError> {
-    let (n, o) = (
-        get(new, &["spec", "selector"]),
-        get(old, &["spec", "selector"]),
-    );
+    let (n, o) = (get(new, &["spec", "selector"]), get(old, &["spec", "selector"]));
     if sem_eq(n, o) {
         return Vec::new();
     }

@@ -9,10 +9,9 @@
 //! places where the generated output differs from upstream's documents.
 
 use k8s_openapi::api::{
-    apps::v1 as apps, autoscaling::v1 as autoscaling, batch::v1 as batch,
-    coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
-    events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
-    scheduling::v1 as scheduling, storage::v1 as storage,
+    apps::v1 as apps, autoscaling::v1 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
+    core::v1 as core, discovery::v1 as discovery, events::v1 as events, networking::v1 as networking,
+    policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -254,11 +253,7 @@ pub(crate) fn ref_target(schema: &Value) -> Option<&str> {
     if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
         return r.strip_prefix(REF_PREFIX);
     }
-    match schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-    {
+    match schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
         Some([only]) => ref_target(only),
         _ => None,
     }

@@ -39,9 +39,7 @@ mod kinds;
 mod patchmeta;
 mod paths;
 
-pub(crate) use kinds::{
-    KnownKind, find as find_kind, generator, known_kinds, ref_target, take_definitions,
-};
+pub(crate) use kinds::{KnownKind, find as find_kind, generator, known_kinds, ref_target, take_definitions};
 
 use crate::registry::{Registry, ResourceInfo, Subresource};
 use serde_json::{Map, Value, json};
@@ -125,8 +123,7 @@ fn group_version_document(group: &str, version: &str, resources: &[Arc<ResourceI
     let schemas = definitions(group, version, resources);
     let mut paths = Map::new();
     for info in resources {
-        let definition =
-            find_kind(&info.group, &info.version, &info.kind).map(|k| k.definition_name());
+        let definition = find_kind(&info.group, &info.version, &info.kind).map(|k| k.definition_name());
         let smp = definition.is_some() && patchmeta::knows_kind(&info.group, &info.kind);
         paths::add_resource(
             &mut paths,
@@ -188,10 +185,7 @@ fn add_kind_and_list(defs: &mut Map<String, Value>, name: &str, kind: &KnownKind
 fn mark_meta_types(defs: &mut Map<String, Value>, group: &str, version: &str) {
     let mut tag = |name: &str, gvks: &[(&str, &str, &str)]| {
         if let Some(Value::Object(def)) = defs.get_mut(name) {
-            def.insert(
-                "x-kubernetes-group-version-kind".into(),
-                kinds::gvk_list(gvks),
-            );
+            def.insert("x-kubernetes-group-version-kind".into(), kinds::gvk_list(gvks));
         }
     };
     tag(
@@ -202,10 +196,7 @@ fn mark_meta_types(defs: &mut Map<String, Value>, group: &str, version: &str) {
     if !group.is_empty() {
         delete.push((group, version, "DeleteOptions"));
     }
-    tag(
-        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
-        &delete,
-    );
+    tag("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", &delete);
 }
 
 /// The kinds subresources travel as: `autoscaling/v1` Scale, `v1` Binding.

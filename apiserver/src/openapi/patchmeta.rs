@@ -76,8 +76,7 @@ fn annotate_definition<N: MetaNode>(
     if !seen.insert(name.to_string()) {
         return 0;
     }
-    let Some(Value::Object(properties)) = defs.get_mut(name).and_then(|d| d.get_mut("properties"))
-    else {
+    let Some(Value::Object(properties)) = defs.get_mut(name).and_then(|d| d.get_mut("properties")) else {
         return 0;
     };
     let mut count = 0;
@@ -103,9 +102,7 @@ fn referenced<N: MetaNode>(prop: &Value, child: &N) -> Vec<(String, N)> {
     if let Some(target) = ref_target(prop) {
         return vec![(target.to_string(), child.clone())];
     }
-    let inner = prop
-        .get("items")
-        .or_else(|| prop.get("additionalProperties"));
+    let inner = prop.get("items").or_else(|| prop.get("additionalProperties"));
     match (inner.and_then(ref_target), child.items()) {
         (Some(target), Some(item)) => vec![(target.to_string(), item)],
         _ => Vec::new(),
@@ -209,9 +206,7 @@ mod tests {
     #[test]
     fn walk_annotates_properties_through_references_and_lists() {
         let mut generator = kinds::generator();
-        kinds::find("", "v1", "Pod")
-            .expect("pod")
-            .add_to(&mut generator);
+        kinds::find("", "v1", "Pod").expect("pod").add_to(&mut generator);
         let mut defs = kinds::take_definitions(&mut generator);
         let n = annotate_definition(
             &mut defs,

@@ -91,11 +91,7 @@ impl<'a> Ops<'a> {
 
     fn kind_ref(&self, list: bool) -> Option<String> {
         let def = self.spec.definition.as_ref()?;
-        Some(if list {
-            format!("{def}List")
-        } else {
-            def.clone()
-        })
+        Some(if list { format!("{def}List") } else { def.clone() })
     }
 
     /// One operation object.
@@ -220,10 +216,7 @@ impl<'a> Ops<'a> {
 
     fn patch_with(&self, suffix: &str, schema: Option<String>, smp: bool) -> Value {
         let mut op = self.operation("patch", "patch", suffix, PATCH_PARAMS, schema);
-        let mut types = vec![
-            "application/json-patch+json",
-            "application/merge-patch+json",
-        ];
+        let mut types = vec!["application/json-patch+json", "application/merge-patch+json"];
         if smp {
             types.push("application/strategic-merge-patch+json");
         }
@@ -323,17 +316,11 @@ fn query_param(name: &str) -> Value {
         "limit" | "timeoutSeconds" | "sinceSeconds" | "tailLines" => {
             ("integer", "A number limiting the response.")
         }
-        "watch"
-        | "allowWatchBookmarks"
-        | "sendInitialEvents"
-        | "follow"
-        | "previous"
-        | "timestamps" => ("boolean", "A switch of the list, watch or log behaviour."),
+        "watch" | "allowWatchBookmarks" | "sendInitialEvents" | "follow" | "previous" | "timestamps" => {
+            ("boolean", "A switch of the list, watch or log behaviour.")
+        }
         "pretty" => ("string", "If 'true', the output is indented."),
-        _ => (
-            "string",
-            "A selector, continuation token or resource version.",
-        ),
+        _ => ("string", "A selector, continuation token or resource version."),
     };
     json!({"name": name, "in": "query", "description": description, "schema": {"type": ty, "uniqueItems": true}})
 }

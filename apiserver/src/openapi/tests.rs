@@ -31,10 +31,7 @@ fn hashes_are_stable_across_builds() {
     let (b, hb) = API.v3_document("/apis/apps/v1").expect("doc");
     assert_eq!((a, ha), (b, hb));
     assert_eq!(ha.len(), 16);
-    assert!(
-        ha.chars()
-            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
-    );
+    assert!(ha.chars().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
 }
 
 #[test]
@@ -60,9 +57,7 @@ fn deployment_patch_declares_field_validation_and_its_gvk() {
     for wanted in ["fieldValidation", "dryRun", "fieldManager", "force"] {
         assert!(params.contains(&wanted), "{wanted} missing from {params:?}");
     }
-    let content = patch["requestBody"]["content"]
-        .as_object()
-        .expect("content");
+    let content = patch["requestBody"]["content"].as_object().expect("content");
     for ty in [
         "application/json-patch+json",
         "application/merge-patch+json",
@@ -93,10 +88,7 @@ fn every_resource_has_collection_and_item_paths() {
         }
         for verb in ["get", "put", "patch", "delete"] {
             let op = &paths[format!("{collection}/{{name}}")][verb];
-            assert_eq!(
-                op["x-kubernetes-group-version-kind"]["kind"],
-                info.kind.as_str()
-            );
+            assert_eq!(op["x-kubernetes-group-version-kind"]["kind"], info.kind.as_str());
         }
     }
 }
@@ -104,8 +96,7 @@ fn every_resource_has_collection_and_item_paths() {
 #[test]
 fn scale_subresource_speaks_autoscaling_scale() {
     let doc = document("apis/apps/v1");
-    let scale =
-        &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"]["patch"];
+    let scale = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"]["patch"];
     assert_eq!(scale["x-kubernetes-group-version-kind"]["kind"], "Scale");
     assert!(doc["components"]["schemas"]["io.k8s.api.autoscaling.v1.Scale"].is_object());
 }
@@ -173,7 +164,10 @@ fn kinds_carry_their_gvk_list_and_docs() {
             .contains("Rolling update")
     );
     assert!(schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].is_object());
-    assert!(schemas["io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"]["x-kubernetes-group-version-kind"].is_array());
+    assert!(
+        schemas["io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"]["x-kubernetes-group-version-kind"]
+            .is_array()
+    );
 }
 
 #[test]
@@ -185,16 +179,10 @@ fn int_or_string_looks_like_upstream() {
         "explain shows <IntOrString> only without a type"
     );
     assert_eq!(ios["format"], "int-or-string");
-    assert_eq!(
-        ios["oneOf"],
-        json!([{"type": "integer"}, {"type": "string"}])
-    );
+    assert_eq!(ios["oneOf"], json!([{"type": "integer"}, {"type": "string"}]));
     assert_eq!(ios["x-kubernetes-int-or-string"], true);
     let quantity = &doc["components"]["schemas"]["io.k8s.apimachinery.pkg.api.resource.Quantity"];
-    assert_eq!(
-        quantity["oneOf"],
-        json!([{"type": "string"}, {"type": "number"}])
-    );
+    assert_eq!(quantity["oneOf"], json!([{"type": "string"}, {"type": "number"}]));
     assert!(quantity.get("x-kubernetes-int-or-string").is_none());
     let time = &doc["components"]["schemas"]["io.k8s.apimachinery.pkg.apis.meta.v1.Time"];
     assert_eq!(time["format"], "date-time");
@@ -203,8 +191,7 @@ fn int_or_string_looks_like_upstream() {
 #[test]
 fn patch_extensions_follow_patch_meta() {
     let doc = document("api/v1");
-    let containers =
-        &doc["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
+    let containers = &doc["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
     if patchmeta::knows_kind("", "Pod") {
         assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
         assert_eq!(containers["x-kubernetes-patch-strategy"], "merge");

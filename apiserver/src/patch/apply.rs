@@ -110,18 +110,8 @@ impl Conflict {
 
     fn manager_id(&self) -> String {
         match &self.api_version {
-            Some(v) => identifier(
-                &self.manager,
-                Operation::Update,
-                v,
-                self.subresource.as_deref(),
-            ),
-            None => identifier(
-                &self.manager,
-                Operation::Apply,
-                "",
-                self.subresource.as_deref(),
-            ),
+            Some(v) => identifier(&self.manager, Operation::Update, v, self.subresource.as_deref()),
+            None => identifier(&self.manager, Operation::Apply, "", self.subresource.as_deref()),
         }
     }
 }
@@ -215,13 +205,7 @@ pub fn apply(
     opts: &ApplyOptions,
 ) -> Result<Value, ApplyError> {
     check_config(config, opts)?;
-    let ctx = Ctx::new(
-        schema,
-        opts.api_version,
-        opts.kind,
-        opts.subresource,
-        opts.time,
-    );
+    let ctx = Ctx::new(schema, opts.api_version, opts.kind, opts.subresource, opts.time);
     let mut live_obj = live.cloned().unwrap_or_else(|| ctx.empty.clone());
     let mut managed = managers::decode(&live_obj)
         .map_err(|e| ApplyError::Invalid(format!("failed to decode managed fields: {e}")))?;
@@ -430,8 +414,7 @@ fn render_conflicts(managed: &Managers, conflicts: &[(String, FieldSet)]) -> Raw
         for path in set.paths() {
             let conflict = Conflict {
                 manager: entry.manager.clone(),
-                api_version: (entry.operation == Operation::Update)
-                    .then(|| entry.api_version.clone()),
+                api_version: (entry.operation == Operation::Update).then(|| entry.api_version.clone()),
                 subresource: entry.subresource.clone(),
                 field: path_string(&path),
             };
@@ -496,9 +479,7 @@ fn prune(ty: &Ty, merged: Value, managed: &Managers, last: &FieldSet) -> Result<
     let remove = |s: &FieldSet| typed::remove_items(ty, &merged, s).unwrap_or_else(|| json!({}));
     let last = named(last);
     let pruned = remove(&last);
-    let owned = managed
-        .values()
-        .fold(FieldSet::new(), |acc, e| acc.union(&e.set));
+    let owned = managed.values().fold(FieldSet::new(), |acc, e| acc.union(&e.set));
     let merged_set = set_of(&merged)?;
     let keep = set_of(&pruned)?.union(&named(&owned));
     let pruned = remove(&merged_set.difference(&keep));
@@ -528,7 +509,10 @@ fn forgive(
 
 /// Fields of the last-applied annotation whose value live still has.
 fn allowed_from_last_applied(ctx: &Ctx, live: &Value) -> Option<FieldSet> {
-    let text = live.pointer("/metadata/annotations")?.get(LAST_APPLIED)?.as_str()?;
+    let text = live
+        .pointer("/metadata/annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()?;
     let last: Value = serde_json::from_str(text).ok()?;
     if last.get("apiVersion").and_then(Value::as_str) != Some(ctx.api_version) {
         return None;

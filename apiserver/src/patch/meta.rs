@@ -191,9 +191,7 @@ impl Schema {
     /// `x-kubernetes-map-type: atomic` on a map or struct (e.g. `LabelSelector`
     /// is granular, `nodeSelector` terms may be atomic).
     pub fn map_atomic(&self) -> bool {
-        self.tags
-            .map_atomic
-            .unwrap_or(graph().nodes[self.node].atomic)
+        self.tags.map_atomic.unwrap_or(graph().nodes[self.node].atomic)
     }
 }
 
@@ -472,10 +470,7 @@ impl Builder {
     }
 
     /// Shape, element and fields of a schema object.
-    fn describe(
-        &mut self,
-        schema: &Value,
-    ) -> (Shape, Option<NodeId>, BTreeMap<String, (NodeId, FieldTags)>) {
+    fn describe(&mut self, schema: &Value) -> (Shape, Option<NodeId>, BTreeMap<String, (NodeId, FieldTags)>) {
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             return (Shape::Struct, None, self.fields(props));
         }
@@ -485,9 +480,7 @@ impl Builder {
                 (Shape::List, items, BTreeMap::new())
             }
             Some("object") => match schema.get("additionalProperties") {
-                Some(ap @ Value::Object(_)) => {
-                    (Shape::Map, Some(self.node_for(ap)), BTreeMap::new())
-                }
+                Some(ap @ Value::Object(_)) => (Shape::Map, Some(self.node_for(ap)), BTreeMap::new()),
                 _ => (Shape::Scalar, None, BTreeMap::new()),
             },
             _ => (Shape::Scalar, None, BTreeMap::new()),
@@ -551,10 +544,7 @@ impl Builder {
 fn json_type(schema: &Value) -> Option<&str> {
     match schema.get("type")? {
         Value::String(s) => Some(s),
-        Value::Array(types) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null"),
+        Value::Array(types) => types.iter().filter_map(Value::as_str).find(|t| *t != "null"),
         _ => None,
     }
 }
@@ -593,10 +583,7 @@ mod tests {
                 .iter()
                 .position(|n| n.name.as_deref() == Some(&full_name(ty)));
             let id = id.unwrap_or_else(|| panic!("unknown type {ty}"));
-            assert!(
-                graph().nodes[id].fields.contains_key(*field),
-                "{ty}.{field}"
-            );
+            assert!(graph().nodes[id].fields.contains_key(*field), "{ty}.{field}");
         }
         for ty in ATOMIC_STRUCTS {
             assert!(
@@ -620,10 +607,7 @@ mod tests {
         assert_eq!(c.type_name(), Some("io.k8s.api.core.v1.Container"));
         let ports = c.field("ports").unwrap();
         assert_eq!(ports.patch_merge_key(), Some("containerPort"));
-        assert_eq!(
-            ports.list_type(),
-            ListType::Map(&["containerPort", "protocol"])
-        );
+        assert_eq!(ports.list_type(), ListType::Map(&["containerPort", "protocol"]));
         assert_eq!(
             at(pod, &["spec", "volumes"]).patch_strategy(),
             PatchStrategy::MergeRetainKeys { key: "name" }
@@ -634,14 +618,8 @@ mod tests {
         assert_eq!(ns.patch_strategy(), PatchStrategy::Default);
         assert_eq!(at(pod, &["metadata", "labels"]).shape(), Shape::Map);
         assert!(!at(pod, &["metadata", "labels"]).map_atomic());
-        assert_eq!(
-            at(pod, &["metadata", "finalizers"]).list_type(),
-            ListType::Set
-        );
-        assert_eq!(
-            at(pod, &["status", "hostIPs"]).list_type(),
-            ListType::Atomic
-        );
+        assert_eq!(at(pod, &["metadata", "finalizers"]).list_type(), ListType::Set);
+        assert_eq!(at(pod, &["status", "hostIPs"]).list_type(), ListType::Atomic);
         assert_eq!(
             at(pod, &["spec", "tolerations"]).patch_strategy(),
             PatchStrategy::Default
@@ -674,24 +652,14 @@ mod tests {
         assert_eq!(job.list_type(), ListType::Atomic);
         let cj = at(
             ("batch", "CronJob"),
-            &[
-                "spec",
-                "jobTemplate",
-                "spec",
-                "template",
-                "spec",
-                "containers",
-            ],
+            &["spec", "jobTemplate", "spec", "template", "spec", "containers"],
         );
         assert_eq!(cj.patch_merge_key(), Some("name"));
         let svc = at(("", "Service"), &["spec", "ports"]);
         assert_eq!(svc.patch_merge_key(), Some("port"));
         assert_eq!(svc.list_type(), ListType::Map(&["port", "protocol"]));
         assert!(at(("", "Service"), &["spec", "selector"]).map_atomic());
-        assert_eq!(
-            at(("", "Node"), &["spec", "podCIDRs"]).patch_strategy(),
-            VALUES
-        );
+        assert_eq!(at(("", "Node"), &["spec", "podCIDRs"]).patch_strategy(), VALUES);
         assert_eq!(at(("", "ConfigMap"), &["data"]).shape(), Shape::Map);
         assert!(Schema::for_kind("events.k8s.io", "Event").is_some());
         assert!(at(("", "Pod"), &["metadata", "ownerReferences", "[]"]).map_atomic());

@@ -76,9 +76,7 @@ impl PatchError {
 
     fn no_merge_key(map: &Map<String, Value>, key: &str) -> Self {
         let map = go_fmt(&Value::Object(map.clone()));
-        PatchError::Internal(format!(
-            "map: {map} does not contain declared merge key: {key}"
-        ))
+        PatchError::Internal(format!("map: {map} does not contain declared merge key: {key}"))
     }
 
     fn bad_arg_type(expected: &str, actual: &Value) -> Self {
@@ -167,10 +165,7 @@ fn map_directive(directive: &Value, mut patch: Map<String, Value>) -> Result<Map
 
 /// `$retainKeys`: drops original keys not listed, after checking that every
 /// non-null patch key is listed.
-fn apply_retain_keys(
-    original: &mut Map<String, Value>,
-    patch: &mut Map<String, Value>,
-) -> Result<()> {
+fn apply_retain_keys(original: &mut Map<String, Value>, patch: &mut Map<String, Value>) -> Result<()> {
     let Some(retain) = patch.remove(RETAIN_KEYS) else {
         return Ok(());
     };
@@ -204,15 +199,10 @@ fn merge_entry(
         return Ok(());
     }
     let merged = match (original.remove(&key), value) {
-        (Some(Value::Object(o)), Value::Object(p)) => {
-            Some(merge_map_field(o, p, child(schema, &key))?)
+        (Some(Value::Object(o)), Value::Object(p)) => Some(merge_map_field(o, p, child(schema, &key))?),
+        (Some(Value::Array(o)), Value::Array(p)) => {
+            Some(merge_list_field(o, p, child(schema, &key).as_ref(), delete_list)?)
         }
-        (Some(Value::Array(o)), Value::Array(p)) => Some(merge_list_field(
-            o,
-            p,
-            child(schema, &key).as_ref(),
-            delete_list,
-        )?),
         (existing, _) if delete_list => existing,
         (_, value) => clean_new_value(value),
     };
@@ -226,9 +216,7 @@ fn merge_entry(
 /// field name keeps the whole key, as upstream does.
 fn strip_directive_prefix(key: &str, prefix: &str) -> Result<String> {
     match key.split_once('/') {
-        Some((head, field)) if head == prefix => {
-            Ok(if field.is_empty() { key } else { field }.to_owned())
-        }
+        Some((head, field)) if head == prefix => Ok(if field.is_empty() { key } else { field }.to_owned()),
         _ if prefix == DELETE_PREFIX => Err(PatchError::primitive_list_format()),
         _ => Err(PatchError::set_order_format()),
     }
@@ -450,9 +438,7 @@ fn special_elements(
         };
         match directive.as_str() {
             Some("delete") => {
-                let value = map
-                    .get(key)
-                    .ok_or_else(|| PatchError::no_merge_key(&map, key))?;
+                let value = map.get(key).ok_or_else(|| PatchError::no_merge_key(&map, key))?;
                 delete_matching(&mut original, key, value)?;
             }
             Some("replace") => replace = true,
@@ -482,9 +468,7 @@ fn delete_matching(original: &mut Vec<Value>, key: &str, value: &Value) -> Resul
 fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>> {
     for (i, item) in list.iter().enumerate() {
         let Value::Object(map) = item else {
-            return Err(PatchError::Internal(format!(
-                "value for key {i} is not a map."
-            )));
+            return Err(PatchError::Internal(format!("value for key {i} is not a map.")));
         };
         if map.get(key).is_some_and(|v| go_eq(Some(v), Some(value))) {
             return Ok(Some(i));
@@ -503,9 +487,7 @@ fn merge_keyed(
 ) -> Result<Vec<Value>> {
     for item in patch {
         let map = item.as_object().cloned().unwrap_or_default();
-        let value = map
-            .get(key)
-            .ok_or_else(|| PatchError::no_merge_key(&map, key))?;
+        let value = map.get(key).ok_or_else(|| PatchError::no_merge_key(&map, key))?;
         match find_by_key(&merged, key, value)? {
             Some(i) => {
                 let target = std::mem::take(&mut merged[i]);
@@ -520,11 +502,7 @@ fn merge_keyed(
 
 /// Splits `merged` into items present in `by` and server-only items
 /// (`partitionPrimitivesByPresentInList` / `partitionMapsByPresentInList`).
-fn partition(
-    merged: Vec<Value>,
-    by: &[Value],
-    key: Option<&str>,
-) -> Result<(Vec<Value>, Vec<Value>)> {
+fn partition(merged: Vec<Value>, by: &[Value], key: Option<&str>) -> Result<(Vec<Value>, Vec<Value>)> {
     let mut present = Vec::new();
     let mut server_only = Vec::new();
     for item in merged {
@@ -534,9 +512,7 @@ fn partition(
                 let map = item
                     .as_object()
                     .ok_or_else(|| PatchError::bad_arg_type(GO_MAP, &item))?;
-                let value = map
-                    .get(key)
-                    .ok_or_else(|| PatchError::no_merge_key(map, key))?;
+                let value = map.get(key).ok_or_else(|| PatchError::no_merge_key(map, key))?;
                 find_by_key(by, key, value)?.is_some()
             }
         };
@@ -595,16 +571,12 @@ fn ordered_list(
         (Some(live), None) => live.clone(),
         (None, Some(sent)) => {
             let cleaned = remove_directives(Value::Array(sent.clone()));
-            cleaned
-                .and_then(|v| v.as_array().cloned())
-                .unwrap_or_default()
+            cleaned.and_then(|v| v.as_array().cloned()).unwrap_or_default()
         }
-        (Some(live), Some(sent)) => {
-            match merge_list_field(live.clone(), sent.clone(), schema, false)? {
-                Value::Array(list) => list,
-                _ => Vec::new(),
-            }
-        }
+        (Some(live), Some(sent)) => match merge_list_field(live.clone(), sent.clone(), schema, false)? {
+            Value::Array(list) => list,
+            _ => Vec::new(),
+        },
     };
     let (in_order, server_only) = partition(merged, order, meta.key)?;
     let live = live.unwrap_or_default();
@@ -633,10 +605,7 @@ fn check_order(sent: &[Value], order: &[Value], key: Option<&str>) -> Result<()>
     };
     let (mut p, mut o) = (0, 0);
     while p < kept.len() && o < order.len() {
-        if kept[p]
-            .as_object()
-            .is_some_and(|m| m.contains_key(DIRECTIVE))
-        {
+        if kept[p].as_object().is_some_and(|m| m.contains_key(DIRECTIVE)) {
             p += 1;
             continue;
         }
@@ -715,18 +684,12 @@ fn index_of(list: &[Value], item: &Value, key: Option<&str>, kind: GoType) -> Op
         v.as_object()?.get(key.unwrap_or_default()).cloned()
     };
     let wanted = id(item);
-    list.iter()
-        .position(|v| go_eq(id(v).as_ref(), wanted.as_ref()))
+    list.iter().position(|v| go_eq(id(v).as_ref(), wanted.as_ref()))
 }
 
 /// `normalizeSliceOrder`: Go's `sort.SliceStable` with upstream's comparison
 /// (items missing from `order` compare as "less"), deletions moved last.
-fn sort_by_order(
-    items: Vec<Value>,
-    order: &[Value],
-    key: Option<&str>,
-    kind: GoType,
-) -> Result<Vec<Value>> {
+fn sort_by_order(items: Vec<Value>, order: &[Value], key: Option<&str>, kind: GoType) -> Result<Vec<Value>> {
     let (items, deleted) = if kind == GoType::Map {
         let key = key.unwrap_or_default();
         require_keys(&items, key)?;
@@ -968,10 +931,7 @@ fn go_fmt_s(value: &Value) -> String {
             format!("[{}]", inner.join(" "))
         }
         Value::Object(map) => {
-            let inner: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("{k}:{}", go_fmt_s(v)))
-                .collect();
+            let inner: Vec<String> = map.iter().map(|(k, v)| format!("{k}:{}", go_fmt_s(v))).collect();
             format!("map[{}]", inner.join(" "))
         }
         other => format!("%!s({}={})", go_type_name(other), go_fmt(other)),
@@ -1098,10 +1058,7 @@ mod tests {
         let original = json!({"spec": {"ports": [{"port": 53, "protocol": "UDP"}]}});
         let patch = json!({"spec": {"ports": [{"port": 53, "protocol": "TCP"}]}});
         let got = strategic_merge_patch(Some(&svc), &original, &patch).unwrap();
-        assert_eq!(
-            got["spec"]["ports"],
-            json!([{"port": 53, "protocol": "TCP"}])
-        );
+        assert_eq!(got["spec"]["ports"], json!([{"port": 53, "protocol": "TCP"}]));
     }
 
     #[test]
@@ -1124,8 +1081,7 @@ mod tests {
 
         let lists_of_lists = json!({"metadata": {"finalizers": [["x"]]}});
         let with_finalizers = json!({"metadata": {"finalizers": []}});
-        let err =
-            strategic_merge_patch(Some(&pod()), &with_finalizers, &lists_of_lists).unwrap_err();
+        let err = strategic_merge_patch(Some(&pod()), &with_finalizers, &lists_of_lists).unwrap_err();
         assert_eq!(err.status_code(), 422);
 
         let merge_in_list = json!({"spec": {"containers": [{"$patch": "merge"}]}});
@@ -1144,38 +1100,27 @@ mod tests {
         let original = json!({"spec": {"containers": [{"name": "a", "args": ["x", "y", "x"]}]}});
         let patch = json!({"spec": {"containers": [{"name": "a", "$deleteFromPrimitiveList/args": ["x"], "$deleteFromPrimitiveList/command": ["z"]}]}});
         let got = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap();
-        assert_eq!(
-            got["spec"]["containers"][0],
-            json!({"name": "a", "args": ["y"]})
-        );
+        assert_eq!(got["spec"]["containers"][0], json!({"name": "a", "args": ["y"]}));
     }
 
     #[test]
     fn map_and_list_directives() {
         let ds = Schema::for_kind("apps", "DaemonSet").unwrap();
-        let original = json!({"spec": {"template": {"metadata": {"labels": {"a": "1"}}, "spec": {"hostname": "h"}}}});
+        let original =
+            json!({"spec": {"template": {"metadata": {"labels": {"a": "1"}}, "spec": {"hostname": "h"}}}});
         // `kubectl rollout undo` of a DaemonSet: the template is replaced whole.
-        let patch =
-            json!({"spec": {"template": {"$patch": "replace", "spec": {"subdomain": "s"}}}});
+        let patch = json!({"spec": {"template": {"$patch": "replace", "spec": {"subdomain": "s"}}}});
         let got = strategic_merge_patch(Some(&ds), &original, &patch).unwrap();
-        assert_eq!(
-            got,
-            json!({"spec": {"template": {"spec": {"subdomain": "s"}}}})
-        );
+        assert_eq!(got, json!({"spec": {"template": {"spec": {"subdomain": "s"}}}}));
 
-        let got =
-            strategic_merge_patch(Some(&ds), &original, &json!({"$patch": "delete"})).unwrap();
+        let got = strategic_merge_patch(Some(&ds), &original, &json!({"$patch": "delete"})).unwrap();
         assert_eq!(got, json!({}));
 
         // `$patch: replace` in a merge list keeps the other items exactly as sent.
         let original = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
-        let patch =
-            json!({"spec": {"containers": [{"name": "c", "image": null}, {"$patch": "replace"}]}});
+        let patch = json!({"spec": {"containers": [{"name": "c", "image": null}, {"$patch": "replace"}]}});
         let got = strategic_merge_patch(Some(&pod()), &original, &patch).unwrap();
-        assert_eq!(
-            got["spec"]["containers"],
-            json!([{"name": "c", "image": null}])
-        );
+        assert_eq!(got["spec"]["containers"], json!([{"name": "c", "image": null}]));
 
         // A value stored where nothing was: nested nulls and `$patch` maps go.
         let patch = json!({"spec": {"volumes": [{"name": "v", "emptyDir": null}, {"name": "w", "$patch": "delete"}]}});
@@ -1186,7 +1131,8 @@ mod tests {
     #[test]
     fn retain_keys_clears_stale_strategy_fields() {
         let deploy = Schema::for_kind("apps", "Deployment").unwrap();
-        let original = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}});
+        let original =
+            json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}});
         let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
         let got = strategic_merge_patch(Some(&deploy), &original, &patch).unwrap();
         assert_eq!(got, json!({"spec": {"strategy": {"type": "Recreate"}}}));

@@ -59,11 +59,7 @@ async fn watchers_racing_writers_see_every_revision_once() {
             .iter()
             .map(|e| e.revision)
             .collect();
-        assert_eq!(
-            got,
-            (after + 1..=last).collect::<Vec<_>>(),
-            "watch after {after}"
-        );
+        assert_eq!(got, (after + 1..=last).collect::<Vec<_>>(), "watch after {after}");
         crate::support::assert_quiet(&mut watch).await;
     }
     // And the final state is what a replay of the full history says.
@@ -85,12 +81,7 @@ async fn watchers_racing_writers_see_every_revision_once() {
     assert_eq!(from_list, state);
 }
 
-async fn concurrent_creates(
-    store: &Store,
-    writers: usize,
-    per_writer: usize,
-    prefix: &str,
-) -> Vec<Revision> {
+async fn concurrent_creates(store: &Store, writers: usize, per_writer: usize, prefix: &str) -> Vec<Revision> {
     let tasks: Vec<_> = (0..writers)
         .map(|w| {
             let store = store.clone();
@@ -136,15 +127,13 @@ async fn concurrent_flush_writes_share_flushes() {
 #[ignore = "a measurement, run by hand"]
 async fn measure_flush_throughput() {
     let clock = store::Clock::system(); // only to time the runs
-    let elapsed =
-        |since: std::time::SystemTime| clock.now().duration_since(since).unwrap_or_default();
+    let elapsed = |since: std::time::SystemTime| clock.now().duration_since(since).unwrap_or_default();
     {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = sled::open(dir.path()).expect("sled");
         let start = clock.now();
         for i in 0..2_000u32 {
-            db.insert(i.to_be_bytes(), vec![b'x'; 1024])
-                .expect("insert");
+            db.insert(i.to_be_bytes(), vec![b'x'; 1024]).expect("insert");
             db.flush().expect("flush");
         }
         println!(

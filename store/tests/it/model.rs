@@ -100,9 +100,7 @@ impl Model {
 
     /// Events after `after` under `prefix`.
     fn suffix(&self, prefix: &str, after: Revision) -> Vec<Event> {
-        let start = usize::try_from(after)
-            .unwrap_or(usize::MAX)
-            .min(self.log.len());
+        let start = usize::try_from(after).unwrap_or(usize::MAX).min(self.log.len());
         self.log[start..]
             .iter()
             .filter(|e| e.key.starts_with(prefix))
@@ -127,13 +125,7 @@ impl Model {
         }
     }
 
-    fn record_event(
-        &mut self,
-        kind: EventKind,
-        key: &str,
-        value: Arc<[u8]>,
-        prev: Option<Arc<[u8]>>,
-    ) {
+    fn record_event(&mut self, kind: EventKind, key: &str, value: Arc<[u8]>, prev: Option<Arc<[u8]>>) {
         self.log.push(Event {
             kind,
             key: key.to_string(),
@@ -235,12 +227,7 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                         ..old.clone()
                     };
                     model.objects.insert(key.to_string(), record.clone());
-                    model.record_event(
-                        EventKind::Modified,
-                        key,
-                        record.value.clone(),
-                        Some(old.value),
-                    );
+                    model.record_event(EventKind::Modified, key, record.value.clone(), Some(old.value));
                     record
                 });
                 same(store.update(key, value, expected).await, want);
@@ -262,10 +249,7 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 same(store.delete(key, expected).await, want);
             }
             Op::Get { key } => {
-                same(
-                    store.get(KEYS[key]),
-                    Ok(model.objects.get(KEYS[key]).cloned()),
-                );
+                same(store.get(KEYS[key]), Ok(model.objects.get(KEYS[key]).cloned()));
             }
             Op::List {
                 prefix,
@@ -277,9 +261,7 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 let matching: Vec<Record> = model
                     .objects
                     .values()
-                    .filter(|r| {
-                        r.key.starts_with(prefix) && start_after.is_none_or(|s| r.key.as_str() > s)
-                    })
+                    .filter(|r| r.key.starts_with(prefix) && start_after.is_none_or(|s| r.key.as_str() > s))
                     .cloned()
                     .collect();
                 let n = limit.unwrap_or(usize::MAX).min(matching.len());
@@ -303,10 +285,7 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                     }
                     Err(e) => panic!("watch failed: {e}"),
                     Ok(mut watch) => {
-                        assert!(
-                            after >= model.oldest(),
-                            "watch from compacted {after} accepted"
-                        );
+                        assert!(after >= model.oldest(), "watch from compacted {after} accepted");
                         for want in model.suffix(prefix, after) {
                             assert_eq!(next_event(&mut watch).await, want);
                         }
@@ -341,19 +320,13 @@ async fn run(ops: Vec<Op>, durability: Durability, history_max_events: usize) {
                 for mut f in followers.drain(..) {
                     drain(&model, &mut f, true).await;
                 }
-                assert_eq!(
-                    kind_of(&store.create("a", vec![]).await.unwrap_err()),
-                    "Closed"
-                );
+                assert_eq!(kind_of(&store.create("a", vec![]).await.unwrap_err()), "Closed");
                 drop(store);
                 store = open(Some(dir.path()), durability, history_max_events);
                 assert_eq!(store.revision(), model.revision);
                 assert_eq!(store.oldest_watchable(), model.oldest());
                 let all = store.list("", None, None).expect("list");
-                assert_eq!(
-                    all.records,
-                    model.objects.values().cloned().collect::<Vec<_>>()
-                );
+                assert_eq!(all.records, model.objects.values().cloned().collect::<Vec<_>>());
             }
         }
     }

@@ -23,10 +23,7 @@ async fn workload(store: &store::Store) -> Vec<store::Event> {
     for i in (0..40).step_by(3) {
         let key = format!("pods/p{i:02}");
         let rev = store.get(&key).expect("get").expect("exists").mod_revision;
-        store
-            .update(&key, value("v1"), Some(rev))
-            .await
-            .expect("update");
+        store.update(&key, value("v1"), Some(rev)).await.expect("update");
         writes += 1;
     }
     for i in (0..40).step_by(4) {
@@ -79,12 +76,7 @@ async fn reopen_without_close_keeps_flushed_writes() {
         let store = open(Some(dir.path()), Durability::Flush, 100_000);
         let mut acked = Vec::new();
         for i in 0..20 {
-            acked.push(
-                store
-                    .create(&format!("k{i}"), value("x"))
-                    .await
-                    .expect("create"),
-            );
+            acked.push(store.create(&format!("k{i}"), value("x")).await.expect("create"));
         }
         let (_, rev) = store.delete("k0", None).await.expect("delete");
         acked.remove(0);
@@ -168,10 +160,7 @@ async fn kill_9_keeps_every_acknowledged_write() {
     let store = open(Some(dir.path()), Durability::Flush, 100_000);
     let max_acked = acked.values().copied().max().expect("some acks");
     let revision = store.revision();
-    assert!(
-        revision >= max_acked,
-        "revision {revision} < acked {max_acked}"
-    );
+    assert!(revision >= max_acked, "revision {revision} < acked {max_acked}");
     for (key, rev) in &acked {
         let record = store
             .get(key)
@@ -183,20 +172,13 @@ async fn kill_9_keeps_every_acknowledged_write() {
     let all = store.list("", None, None).expect("list");
     assert_eq!(all.records.len() as Revision, revision);
     let mut watch = store.watch("", 0).expect("watch");
-    for (i, event) in take(&mut watch, revision as usize)
-        .await
-        .into_iter()
-        .enumerate()
-    {
+    for (i, event) in take(&mut watch, revision as usize).await.into_iter().enumerate() {
         assert_eq!(event.revision, i as Revision + 1);
         assert_eq!(
             store.get(&event.key).expect("get").map(|r| r.mod_revision),
             Some(event.revision)
         );
     }
-    let next = store
-        .create("after-crash", value("y"))
-        .await
-        .expect("create");
+    let next = store.create("after-crash", value("y")).await.expect("create");
     assert_eq!(next.mod_revision, revision + 1);
 }

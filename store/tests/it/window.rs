@@ -26,11 +26,7 @@ async fn watch_from_before_the_window_is_expired() {
         other => panic!("expected Expired, got {:?}", other.map(|_| ())),
     }
     let mut watch = store.watch("", 20).expect("watch at the window's edge");
-    let revisions: Vec<_> = take(&mut watch, 10)
-        .await
-        .iter()
-        .map(|e| e.revision)
-        .collect();
+    let revisions: Vec<_> = take(&mut watch, 10).await.iter().map(|e| e.revision).collect();
     assert_eq!(revisions, (21..=30).collect::<Vec<_>>());
 }
 
@@ -130,24 +126,15 @@ async fn close_ends_watches_after_committed_events() {
     let store = open(None, Durability::Buffered, 100);
     let mut watch = store.watch("", 0).expect("watch");
     for i in 0..3 {
-        store
-            .create(&format!("k{i}"), value("v"))
-            .await
-            .expect("create");
+        store.create(&format!("k{i}"), value("v")).await.expect("create");
     }
     store.close().await.expect("close");
     assert_eq!(take(&mut watch, 3).await.len(), 3);
     assert!(watch.next().await.is_none());
-    assert!(matches!(
-        store.create("k9", value("v")).await,
-        Err(Error::Closed)
-    ));
+    assert!(matches!(store.create("k9", value("v")).await, Err(Error::Closed)));
     assert!(matches!(store.watch("", 0), Err(Error::Closed)));
     assert_eq!(
-        store
-            .get("k0")
-            .expect("reads still work")
-            .map(|r| r.mod_revision),
+        store.get("k0").expect("reads still work").map(|r| r.mod_revision),
         Some(1)
     );
 }
@@ -162,10 +149,7 @@ async fn churn_keeps_history_objects_and_disk_bounded() {
         for k in 0..25 {
             let key = format!("pods/p{k}");
             store.create(&key, body.clone()).await.expect("create");
-            store
-                .update(&key, body.clone(), None)
-                .await
-                .expect("update");
+            store.update(&key, body.clone(), None).await.expect("update");
             store.delete(&key, None).await.expect("delete");
         }
         let stats = store.stats();
@@ -196,18 +180,12 @@ async fn deleted_event_carries_last_state() {
     let store = open(None, Durability::Buffered, 100);
     let mut watch = store.watch("", 0).expect("watch");
     store.create("k", value("a")).await.expect("create");
-    store
-        .update("k", value("b"), Some(1))
-        .await
-        .expect("update");
+    store.update("k", value("b"), Some(1)).await.expect("update");
     let (last, rev) = store.delete("k", Some(2)).await.expect("delete");
     assert_eq!((last.mod_revision, last.create_revision, rev), (2, 1, 3));
     let events = take(&mut watch, 3).await;
     let kinds: Vec<_> = events.iter().map(|e| e.kind).collect();
-    assert_eq!(
-        kinds,
-        [EventKind::Added, EventKind::Modified, EventKind::Deleted]
-    );
+    assert_eq!(kinds, [EventKind::Added, EventKind::Modified, EventKind::Deleted]);
     assert_eq!(events[1].prev_value.as_deref(), Some(&b"a"[..]));
     assert_eq!(&*events[2].value, b"b");
     assert_eq!(events[2].prev_value.as_deref(), Some(&b"b"[..]));

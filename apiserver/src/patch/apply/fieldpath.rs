@@ -59,10 +59,7 @@ impl PathElement {
                 _ => return Err(format!("invalid key in path element {text:?}")),
             },
             "v" => PathElement::Value(serde_json::from_str(rest).map_err(bad)?),
-            "i" => PathElement::Index(
-                rest.parse()
-                    .map_err(|_| format!("invalid index in {text:?}"))?,
-            ),
+            "i" => PathElement::Index(rest.parse().map_err(|_| format!("invalid index in {text:?}"))?),
             _ => return Ok(None),
         }))
     }
@@ -159,11 +156,7 @@ pub fn compare_values(a: &Value, b: &Value) -> Ordering {
 }
 
 fn compare_numbers(x: &serde_json::Number, y: &serde_json::Number) -> Ordering {
-    let int = |n: &serde_json::Number| {
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-    };
+    let int = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
     match (int(x), int(y)) {
         (Some(a), Some(b)) => a.cmp(&b),
         _ => {
@@ -208,11 +201,7 @@ impl FieldSet {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self
-                .children
-                .entry(first.clone())
-                .or_default()
-                .insert(rest),
+            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
         }
     }
 
@@ -280,11 +269,7 @@ impl FieldSet {
 
     /// Paths in both sets.
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
-        let members = self
-            .members
-            .intersection(&other.members)
-            .cloned()
-            .collect();
+        let members = self.members.intersection(&other.members).cloned().collect();
         let mut out = FieldSet {
             members,
             children: BTreeMap::new(),
@@ -362,8 +347,7 @@ impl FieldSet {
         if include_self && !self.is_empty() {
             out.insert(".".to_string(), Value::Object(Map::new()));
         }
-        let keys: BTreeSet<&PathElement> =
-            self.members.iter().chain(self.children.keys()).collect();
+        let keys: BTreeSet<&PathElement> = self.members.iter().chain(self.children.keys()).collect();
         for pe in keys {
             let body = match self.children.get(pe) {
                 Some(child) => child.encode_contents(self.members.contains(pe)),

@@ -25,13 +25,17 @@ pub fn empty_object(group: &str, kind: &str) -> Value {
         ("", "Pod") => json!({"spec": {"containers": null}, "status": {}}),
         ("", "Service") => json!({"spec": {}, "status": {"loadBalancer": {}}}),
         ("", "Namespace") | ("", "PersistentVolume") => json!({"spec": {}, "status": {}}),
-        ("", "Node") => json!({"spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {}}, "nodeInfo": {}}}),
+        ("", "Node") => {
+            json!({"spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {}}, "nodeInfo": {}}})
+        }
         ("", "PersistentVolumeClaim") => json!({"spec": {"resources": {}}, "status": {}}),
         ("", "ReplicationController") => json!({"spec": {}, "status": {}}),
         ("apps", "Deployment") => json!({
             "spec": {"selector": null, "template": template(), "strategy": {}}, "status": {}
         }),
-        ("apps", "ReplicaSet") => json!({"spec": {"selector": null, "template": template()}, "status": {}}),
+        ("apps", "ReplicaSet") => {
+            json!({"spec": {"selector": null, "template": template()}, "status": {}})
+        }
         ("apps", "StatefulSet") => json!({
             "spec": {"selector": null, "template": template(), "updateStrategy": {}}, "status": {}
         }),
@@ -68,10 +72,8 @@ fn has_status_subresource(group: &str, kind: &str) -> bool {
                 | "PersistentVolumeClaim"
                 | "ReplicationController"
                 | "ResourceQuota"
-        ) | (
-            "apps",
-            "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet"
-        ) | ("batch", "Job" | "CronJob")
+        ) | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+            | ("batch", "Job" | "CronJob")
             | ("autoscaling", "HorizontalPodAutoscaler")
             | ("policy", "PodDisruptionBudget")
             | ("networking.k8s.io", "Ingress")

@@ -233,12 +233,19 @@ fn conflict(manager: &str, api_version: Option<&str>, field: &str) -> Conflict {
 
 #[test]
 fn conflict_messages() {
-    let one = [conflict("kubectl-client-side-apply", Some("apps/v1"), ".spec.replicas")];
+    let one = [conflict(
+        "kubectl-client-side-apply",
+        Some("apps/v1"),
+        ".spec.replicas",
+    )];
     assert_eq!(
         conflict_message(&one),
         "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using apps/v1: .spec.replicas"
     );
-    assert_eq!(one[0].message(), "conflict with \"kubectl-client-side-apply\" using apps/v1");
+    assert_eq!(
+        one[0].message(),
+        "conflict with \"kubectl-client-side-apply\" using apps/v1"
+    );
     let many = [
         conflict("b", None, ".spec.replicas"),
         conflict("a", Some("v1"), ".data.x"),
@@ -303,7 +310,8 @@ fn bad_requests() {
 #[test]
 fn update_without_managed_fields_is_not_tracked_and_reset_works() {
     let old = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
-    let mut new = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "2"}});
+    let mut new =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "2"}});
     track_update(None, Some(&old), &mut new, "u", "v1", None, NOW);
     assert!(new["metadata"].get("managedFields").is_none());
     let mut created = old.clone();
@@ -321,7 +329,8 @@ fn update_without_managed_fields_is_not_tracked_and_reset_works() {
 
 #[test]
 fn before_first_apply_records_existing_fields() {
-    let live = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
+    let live =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
     let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"b": "2"}});
     let opts = ApplyOptions {
         manager: "m",

@@ -19,7 +19,9 @@ pub struct Ty(pub Option<Schema>);
 enum Atom {
     Scalar,
     /// A struct or map; `atomic` when owned as one leaf.
-    Map { atomic: bool },
+    Map {
+        atomic: bool,
+    },
     /// A list of the given kind.
     List(ListType),
     /// Deduced schema and a null/absent value: any shape fits (maps first).
@@ -109,13 +111,9 @@ fn item_element(list: ListType, item: &Value) -> Result<PathElement, String> {
             Ok(PathElement::Key(fields))
         }
         ListType::Set => match item {
-            Value::Object(_) => {
-                Err("associative list without keys has an element that's a map type".into())
-            }
+            Value::Object(_) => Err("associative list without keys has an element that's a map type".into()),
             Value::Array(_) => Err("not supported: associative list with lists as elements".into()),
-            Value::Null => {
-                Err("associative list without keys has an element that's an explicit null".into())
-            }
+            Value::Null => Err("associative list without keys has an element that's an explicit null".into()),
             v => Ok(PathElement::Value(v.clone())),
         },
     }
@@ -161,8 +159,8 @@ fn field_set_walk(
                     let pe = PathElement::Field(key.clone());
                     path.push(pe);
                     field_set_walk(&ty.field(key), child, path, set, allow_dups)?;
-                    let empty = matches!(child, Value::Null)
-                        || matches!(child, Value::Object(m) if m.is_empty());
+                    let empty =
+                        matches!(child, Value::Null) || matches!(child, Value::Object(m) if m.is_empty());
                     if empty || !ty.declares(key) {
                         set.insert(path);
                     }
@@ -318,12 +316,7 @@ fn lookup<'a, 'v>(
 /// Walks live and config items together (smd mergingWalker.visitListItems):
 /// live-only items keep their place relative to shared ones, shared items
 /// follow the config's order, duplicated live items are replaced as a group.
-fn merge_items(
-    item_ty: &Ty,
-    list: ListType,
-    lhs: &[Value],
-    rhs: &[Value],
-) -> Result<Vec<Value>, String> {
+fn merge_items(item_ty: &Ty, list: ListType, lhs: &[Value], rhs: &[Value]) -> Result<Vec<Value>, String> {
     let rhs_items = index_items(list, rhs)?;
     let lhs_items = index_items(list, lhs)?;
     let observed_r = observe(&rhs_items);
@@ -337,9 +330,8 @@ fn merge_items(
     }
     let observed_l = observe(&lhs_items);
     let null = Value::Null;
-    let l_child = |pe: &PathElement| -> Option<&Value> {
-        lookup(&observed_l, pe).map(|v| v.unwrap_or(&null))
-    };
+    let l_child =
+        |pe: &PathElement| -> Option<&Value> { lookup(&observed_l, pe).map(|v| v.unwrap_or(&null)) };
     let in_rhs = |pe: &PathElement| lookup(&observed_r, pe).is_some();
     let mut shared = rhs_items
         .iter()
@@ -645,10 +637,7 @@ pub fn ensure_named_fields_are_members(ty: &Ty, set: &FieldSet) -> FieldSet {
         {
             out.insert_member(pe.clone());
         }
-        out.set_child(
-            pe.clone(),
-            ensure_named_fields_are_members(&ty.child(pe), child),
-        );
+        out.set_child(pe.clone(), ensure_named_fields_are_members(&ty.child(pe), child));
     }
     out
 }
