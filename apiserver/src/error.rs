@@ -225,11 +225,11 @@ impl FieldError {
     /// The message without the field: `Invalid value: -1: must be ...`.
     pub fn body(&self) -> String {
         let mut s = self.kind.label().to_string();
-        if !self.kind.omits_value() {
-            if let Some(v) = &self.value {
-                s.push_str(": ");
-                s.push_str(&go_value(v));
-            }
+        if !self.kind.omits_value()
+            && let Some(v) = &self.value
+        {
+            s.push_str(": ");
+            s.push_str(&go_value(v));
         }
         if !self.detail.is_empty() {
             s.push_str(": ");

@@ -123,10 +123,10 @@ impl Filter {
 
     /// Whether `obj` matches both selectors.
     pub fn matches(&self, obj: &Value) -> bool {
-        if let Some(l) = &self.label {
-            if !l.matches(crate::api::obj::labels(obj)) {
-                return false;
-            }
+        if let Some(l) = &self.label
+            && !l.matches(crate::api::obj::labels(obj))
+        {
+            return false;
         }
         match &self.field {
             Some(f) => f.matches(|name| {
@@ -150,11 +150,15 @@ pub fn selector_string(sel: &Value) -> String {
 }
 
 /// Decodes a Kubernetes protobuf request body into JSON.
-pub fn decode_protobuf(_body: &[u8]) -> ApiResult<Value> {
-    Err(crate::error::ApiError::new(
-        crate::error::Reason::UnsupportedMediaType,
-        "protobuf request bodies are not supported yet",
-    ))
+pub fn decode_protobuf(body: &[u8]) -> ApiResult<Value> {
+    crate::protobuf::decode(body).map_err(|e| {
+        let reason = if e.status_code() == 415 {
+            Reason::UnsupportedMediaType
+        } else {
+            Reason::BadRequest
+        };
+        ApiError::new(reason, e.to_string())
+    })
 }
 
 /// Table column definitions of a kind.

@@ -20,6 +20,7 @@ pub mod http;
 pub mod kinds;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod registry;
 pub mod schema;
 pub mod selector;

@@ -101,12 +101,15 @@ impl ResourceInfo {
     }
 }
 
+/// Resources keyed by (group, version, plural).
+type ResourceMap = BTreeMap<(String, String, String), Arc<ResourceInfo>>;
+
 /// The table of served resources. Cheap to clone; shared by every handler.
 #[derive(Clone, Debug)]
 pub struct Registry {
     /// Keyed by (group, version, plural). `RwLock` because CRDs will add rows
     /// at run time; readers hold it only to clone an `Arc`.
-    inner: Arc<RwLock<BTreeMap<(String, String, String), Arc<ResourceInfo>>>>,
+    inner: Arc<RwLock<ResourceMap>>,
 }
 
 impl Default for Registry {

@@ -219,7 +219,8 @@ impl Engine {
         let mut state = self.write();
         let now_ms = self.now_ms();
         let trim = state.history.excess(now_ms, 0);
-        if trim == 0 {
+        if trim == 0 || state.events.is_none() {
+            // Nothing to drop, or closed: the disk is no longer written.
             return Ok(());
         }
         let mut batch = sled::Batch::default();

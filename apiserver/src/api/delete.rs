@@ -170,10 +170,10 @@ impl Api {
         if !finalizers.is_empty() {
             meta.insert("finalizers".into(), json!(finalizers));
         }
-        if let Some(g) = meta.get("generation").and_then(Value::as_i64) {
-            if !already {
-                meta.insert("generation".into(), json!(g + 1));
-            }
+        if let Some(g) = meta.get("generation").and_then(Value::as_i64)
+            && !already
+        {
+            meta.insert("generation".into(), json!(g + 1));
         }
         Plan::Update(new)
     }

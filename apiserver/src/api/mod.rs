@@ -112,9 +112,9 @@ impl Api {
     /// when the resource is namespaced.
     fn key(&self, info: &ResourceInfo, namespace: Option<&str>, name: &str) -> ApiResult<String> {
         match (info.namespaced, namespace) {
-            (true, None) => Err(ApiError::bad_request(format!(
-                "the namespace of the provided object does not match the namespace sent on the request"
-            ))),
+            (true, None) => Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )),
             (true, Some(ns)) => Ok(info.key(Some(ns), name)),
             (false, _) => Ok(info.key(None, name)),
         }

@@ -324,7 +324,7 @@ fn decode_continue(token: &str, prefix: &str) -> ApiResult<String> {
             "continue key is not valid: invalid continue token",
         )
     };
-    if token.len() % 2 != 0 {
+    if !token.len().is_multiple_of(2) {
         return Err(bad());
     }
     let bytes: Result<Vec<u8>, _> = (0..token.len())

@@ -134,7 +134,7 @@ impl Api {
         let mut warnings = Vec::new();
         let body = self.admit_body(info, namespace, Some(name), body, opts, &mut warnings)?;
         let precondition = obj::meta_str(&body, "resourceVersion")
-            .map(|s| parse_rv(s))
+            .map(parse_rv)
             .transpose()?;
         let key = self.key(info, namespace, name)?;
         loop {
@@ -181,10 +181,10 @@ impl Api {
             let mut warnings = Vec::new();
             let patched = self.patched(info, &old, patch_type, patch, sub, opts)?;
             let patched = self.admit_body(info, namespace, Some(name), patched, opts, &mut warnings)?;
-            if let Some(rv) = obj::meta_str(&patched, "resourceVersion") {
-                if parse_rv(rv)? != rev {
-                    return Err(ApiError::modified(&info.group, &info.plural, name));
-                }
+            if let Some(rv) = obj::meta_str(&patched, "resourceVersion")
+                && parse_rv(rv)? != rev
+            {
+                return Err(ApiError::modified(&info.group, &info.plural, name));
             }
             let new = self.updated(info, &old, patched, sub, opts)?;
             match self
@@ -361,13 +361,12 @@ impl Api {
     fn prepare_new_object(&self, info: &ResourceInfo, new: &mut Value) -> ApiResult<()> {
         let now = self.now_rfc3339();
         let meta = obj::meta_mut(new);
-        if meta.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
-            if let Some(prefix) = meta.get("generateName").and_then(Value::as_str) {
-                if !prefix.is_empty() {
-                    let name = generate_name(prefix);
-                    meta.insert("name".into(), Value::String(name));
-                }
-            }
+        if meta.get("name").and_then(Value::as_str).unwrap_or("").is_empty()
+            && let Some(prefix) = meta.get("generateName").and_then(Value::as_str)
+            && !prefix.is_empty()
+        {
+            let name = generate_name(prefix);
+            meta.insert("name".into(), Value::String(name));
         }
         for field in [
             "resourceVersion",
@@ -614,10 +613,10 @@ fn keep_server_metadata(old: &Value, new: &mut Value) {
             None => meta.remove(field),
         };
     }
-    if !meta.contains_key("managedFields") {
-        if let Some(mf) = old_meta.get("managedFields") {
-            meta.insert("managedFields".into(), mf.clone());
-        }
+    if !meta.contains_key("managedFields")
+        && let Some(mf) = old_meta.get("managedFields")
+    {
+        meta.insert("managedFields".into(), mf.clone());
     }
 }
 

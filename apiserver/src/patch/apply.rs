@@ -263,12 +263,9 @@ fn check_config(config: &Value, opts: &ApplyOptions) -> Result<(), ApplyError> {
     let text = |k: &str| config.get(k).and_then(Value::as_str).unwrap_or("");
     let (api_version, kind) = (text("apiVersion"), text("kind"));
     if !config.is_object() || api_version != opts.api_version || kind != opts.kind {
-        let gv = match api_version.rsplit_once('/') {
-            Some(_) => api_version.to_string(),
-            None => format!("/{api_version}"),
-        };
         return Err(ApplyError::BadRequest(format!(
-            "invalid object type: {gv}, Kind={kind}"
+            "invalid object type: {}",
+            gvk_string(api_version, kind)
         )));
     }
     if config
@@ -280,6 +277,14 @@ fn check_config(config: &Value, opts: &ApplyOptions) -> Result<(), ApplyError> {
         ));
     }
     Ok(())
+}
+
+/// Go's `GroupVersionKind.String()`: `apps/v1, Kind=Deployment`, `/v1, Kind=Pod`.
+fn gvk_string(api_version: &str, kind: &str) -> String {
+    match api_version.rsplit_once('/') {
+        Some(_) => format!("{api_version}, Kind={kind}"),
+        None => format!("/{api_version}, Kind={kind}"),
+    }
 }
 
 fn remove_managed_fields(obj: &mut Value) {
@@ -434,7 +439,14 @@ fn apply_core(
     opts: &ApplyOptions,
     force: bool,
 ) -> Result<(Value, Managers), CoreError> {
-    let invalid = |e: String| CoreError::Invalid(format!("failed to create typed patch object: {e}"));
+    let invalid = |e: String| {
+        let text = |p: &str| config.pointer(p).and_then(Value::as_str).unwrap_or("");
+        let (ns, name) = (text("/metadata/namespace"), text("/metadata/name"));
+        CoreError::Invalid(format!(
+            "failed to create typed patch object ({ns}/{name}; {}): {e}",
+            gvk_string(opts.api_version, opts.kind)
+        ))
+    };
     let config_set = typed::to_field_set(&ctx.ty, config, false).map_err(invalid)?;
     let merged = typed::merge(&ctx.ty, Some(live), Some(config))
         .map_err(|e| CoreError::Invalid(format!("failed to merge config: {e}")))?

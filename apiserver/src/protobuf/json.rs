@@ -62,9 +62,7 @@ impl Conv {
     /// Converts a `map<string, string>`, counting empty keys and values.
     pub(super) fn string_map(&mut self, map: BTreeMap<String, String>) -> Map<String, Value> {
         self.count_slack(map.iter().map(|(k, v)| (k.is_empty(), v.is_empty())));
-        map.into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect()
+        map.into_iter().map(|(k, v)| (k, Value::String(v))).collect()
     }
 
     /// Converts a `map<string, bytes>` to base64 strings, as JSON carries them.
@@ -102,11 +100,7 @@ impl Obj {
     }
 
     /// A Go value field with `omitempty`: its zero value means unset.
-    pub(super) fn nz<T: Into<Value> + Default + PartialEq>(
-        mut self,
-        key: &str,
-        value: Option<T>,
-    ) -> Self {
+    pub(super) fn nz<T: Into<Value> + Default + PartialEq>(mut self, key: &str, value: Option<T>) -> Self {
         match value {
             Some(v) if v != T::default() => {
                 self.0.insert(key.to_owned(), v.into());
@@ -175,11 +169,7 @@ pub(super) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {

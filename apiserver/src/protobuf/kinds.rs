@@ -68,15 +68,9 @@ impl Conv {
         } = m;
         Ok(Obj::new()
             .inner("metadata", self.metadata(metadata)?)
-            .list(
-                "secrets",
-                secrets.into_iter().map(object_reference).collect(),
-            )
+            .list("secrets", secrets.into_iter().map(object_reference).collect())
             .list("imagePullSecrets", local_refs(image_pull_secrets))
-            .opt(
-                "automountServiceAccountToken",
-                automount_service_account_token,
-            ))
+            .opt("automountServiceAccountToken", automount_service_account_token))
     }
 
     pub(super) fn service(&mut self, m: core::Service) -> Res<Obj> {
@@ -137,10 +131,7 @@ impl Conv {
             .ptr("sessionAffinityConfig", affinity)
             .list("ipFamilies", ip_families)
             .opt("ipFamilyPolicy", ip_family_policy)
-            .opt(
-                "allocateLoadBalancerNodePorts",
-                allocate_load_balancer_node_ports,
-            )
+            .opt("allocateLoadBalancerNodePorts", allocate_load_balancer_node_ports)
             .opt("loadBalancerClass", load_balancer_class)
             .opt("internalTrafficPolicy", internal_traffic_policy)
             .opt("trafficDistribution", traffic_distribution)
@@ -153,10 +144,7 @@ impl Conv {
             spec,
             status: _,
         } = m;
-        let spec = spec
-            .map(|s| self.pod_spec(s))
-            .transpose()
-            .map_err(at("spec"))?;
+        let spec = spec.map(|s| self.pod_spec(s)).transpose().map_err(at("spec"))?;
         Ok(Obj::new()
             .inner("metadata", self.metadata(metadata)?)
             .inner("spec", spec))
@@ -211,10 +199,7 @@ impl Conv {
             spec,
             status: _,
         } = m;
-        let spec = spec
-            .map(|s| self.job_spec(s))
-            .transpose()
-            .map_err(at("spec"))?;
+        let spec = spec.map(|s| self.job_spec(s)).transpose().map_err(at("spec"))?;
         Ok(Obj::new()
             .inner("metadata", self.metadata(metadata)?)
             .inner("spec", spec))
@@ -309,30 +294,18 @@ impl Conv {
     fn job_template(&mut self, t: batch::JobTemplateSpec) -> Res<Value> {
         let batch::JobTemplateSpec { metadata, spec } = t;
         let metadata = self.metadata(metadata)?;
-        let spec = spec
-            .map(|s| self.job_spec(s))
-            .transpose()
-            .map_err(at("spec"))?;
-        Ok(Obj::new()
-            .inner("metadata", metadata)
-            .inner("spec", spec)
-            .done())
+        let spec = spec.map(|s| self.job_spec(s)).transpose().map_err(at("spec"))?;
+        Ok(Obj::new().inner("metadata", metadata).inner("spec", spec).done())
     }
 
     /// `kubectl auth can-i` sends this.
-    pub(super) fn self_subject_access_review(
-        &mut self,
-        m: authz::SelfSubjectAccessReview,
-    ) -> Res<Obj> {
+    pub(super) fn self_subject_access_review(&mut self, m: authz::SelfSubjectAccessReview) -> Res<Obj> {
         let authz::SelfSubjectAccessReview {
             metadata,
             spec,
             status: _,
         } = m;
-        let spec = spec
-            .map(access_review_spec)
-            .transpose()
-            .map_err(at("spec"))?;
+        let spec = spec.map(access_review_spec).transpose().map_err(at("spec"))?;
         Ok(Obj::new()
             .inner("metadata", self.metadata(metadata)?)
             .inner("spec", spec))

@@ -50,9 +50,7 @@ impl Conv {
 
     /// `ObjectMeta` that may be missing from the message altogether.
     pub(super) fn metadata(&mut self, m: Option<meta::ObjectMeta>) -> Res<Option<Value>> {
-        m.map(|m| self.object_meta(m))
-            .transpose()
-            .map_err(at("metadata"))
+        m.map(|m| self.object_meta(m)).transpose().map_err(at("metadata"))
     }
 
     /// `LabelSelector`: `matchLabels` and `matchExpressions`.

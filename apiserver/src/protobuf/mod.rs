@@ -141,8 +141,7 @@ pub fn decode(body: &[u8]) -> Result<Value, DecodeError> {
 
 /// Reads the `runtime.Unknown` envelope: (apiVersion, kind, raw).
 fn unwrap_unknown(envelope: &[u8]) -> Result<(String, String, Vec<u8>), DecodeError> {
-    let unknown =
-        Unknown::decode(envelope).map_err(|e| DecodeError::Malformed(format!("envelope: {e}")))?;
+    let unknown = Unknown::decode(envelope).map_err(|e| DecodeError::Malformed(format!("envelope: {e}")))?;
     let encoding = unknown.content_encoding.unwrap_or_default();
     if !encoding.is_empty() {
         return Err(DecodeError::Malformed(format!(

@@ -13,14 +13,8 @@ impl Conv {
     pub(super) fn pod_template(&mut self, t: core::PodTemplateSpec) -> Res<Value> {
         let core::PodTemplateSpec { metadata, spec } = t;
         let metadata = self.metadata(metadata)?;
-        let spec = spec
-            .map(|s| self.pod_spec(s))
-            .transpose()
-            .map_err(at("spec"))?;
-        Ok(Obj::new()
-            .inner("metadata", metadata)
-            .inner("spec", spec)
-            .done())
+        let spec = spec.map(|s| self.pod_spec(s)).transpose().map_err(at("spec"))?;
+        Ok(Obj::new().inner("metadata", metadata).inner("spec", spec).done())
     }
 
     /// `PodSpec`. Scheduling constraints beyond `nodeSelector`/`tolerations`,
@@ -77,10 +71,7 @@ impl Conv {
         absent(&dns_config, "dnsConfig")?;
         empty(readiness_gates.len(), "readinessGates")?;
         empty(overhead.len(), "overhead")?;
-        empty(
-            topology_spread_constraints.len(),
-            "topologySpreadConstraints",
-        )?;
+        empty(topology_spread_constraints.len(), "topologySpreadConstraints")?;
         absent(&os, "os")?;
         empty(scheduling_gates.len(), "schedulingGates")?;
         empty(resource_claims.len(), "resourceClaims")?;
@@ -95,19 +86,13 @@ impl Conv {
             )
             .list("containers", each("containers", containers, container)?)
             .nz("restartPolicy", restart_policy)
-            .opt(
-                "terminationGracePeriodSeconds",
-                termination_grace_period_seconds,
-            )
+            .opt("terminationGracePeriodSeconds", termination_grace_period_seconds)
             .opt("activeDeadlineSeconds", active_deadline_seconds)
             .nz("dnsPolicy", dns_policy)
             .map("nodeSelector", self.string_map(node_selector))
             .nz("serviceAccountName", service_account_name)
             .nz("serviceAccount", service_account)
-            .opt(
-                "automountServiceAccountToken",
-                automount_service_account_token,
-            )
+            .opt("automountServiceAccountToken", automount_service_account_token)
             .nz("nodeName", node_name)
             .nz("hostNetwork", host_network)
             .nz("hostPID", host_pid)
@@ -117,10 +102,7 @@ impl Conv {
             .nz("hostname", hostname)
             .nz("subdomain", subdomain)
             .nz("schedulerName", scheduler_name)
-            .list(
-                "tolerations",
-                tolerations.into_iter().map(toleration).collect(),
-            )
+            .list("tolerations", tolerations.into_iter().map(toleration).collect())
             .nz("priorityClassName", priority_class_name)
             .opt("priority", priority)
             .opt("runtimeClassName", runtime_class_name)
@@ -188,17 +170,11 @@ fn container(c: core::Container) -> Res<Value> {
         .list("args", args)
         .nz("workingDir", working_dir)
         .list("ports", ports.into_iter().map(container_port).collect())
-        .list(
-            "envFrom",
-            env_from.into_iter().map(env_from_source).collect(),
-        )
+        .list("envFrom", env_from.into_iter().map(env_from_source).collect())
         .list("env", each("env", env, env_var)?)
         .inner("resources", resources)
         .opt("restartPolicy", restart_policy)
-        .list(
-            "volumeMounts",
-            volume_mounts.into_iter().map(mount).collect(),
-        )
+        .list("volumeMounts", volume_mounts.into_iter().map(mount).collect())
         .nz("terminationMessagePath", termination_message_path)
         .nz("terminationMessagePolicy", termination_message_policy)
         .nz("imagePullPolicy", image_pull_policy)
@@ -279,8 +255,7 @@ fn env_var_source(s: core::EnvVarSource) -> Res<Value> {
     });
     let config_map_key_ref =
         config_map_key_ref.map(|k| key_selector(k.local_object_reference, k.key, k.optional));
-    let secret_key_ref =
-        secret_key_ref.map(|k| key_selector(k.local_object_reference, k.key, k.optional));
+    let secret_key_ref = secret_key_ref.map(|k| key_selector(k.local_object_reference, k.key, k.optional));
     Ok(Obj::new()
         .ptr("fieldRef", field_ref)
         .ptr("resourceFieldRef", resource_field_ref)
@@ -371,10 +346,7 @@ fn toleration(t: core::Toleration) -> Value {
 /// `Volume`: the emptyDir, hostPath, configMap, secret and
 /// persistentVolumeClaim sources; any other source is refused.
 fn volume(v: core::Volume) -> Res<Value> {
-    let core::Volume {
-        name,
-        volume_source,
-    } = v;
+    let core::Volume { name, volume_source } = v;
     let mut source = volume_source.unwrap_or_default();
     let mut out = Obj::new().opt("name", name).into_map();
     let known = [

@@ -128,15 +128,12 @@ mod captured {
 fn documented_configmap_bytes() {
     // KUBECTL_WIRE.md §13: kubectl create configmap c2 --from-literal=x=y
     let body: &[u8] = &[
-        0x6b, 0x38, 0x73, 0x00, 0x0a, 0x0f, 0x0a, 0x02, b'v', b'1', 0x12, 0x09, b'C', b'o', b'n',
-        b'f', b'i', b'g', b'M', b'a', b'p', 0x12, 0x1c, 0x0a, 0x12, 0x0a, 0x02, b'c', b'2', 0x12,
-        0x00, 0x1a, 0x00, 0x22, 0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x12, 0x06,
-        0x0a, 0x01, b'x', 0x12, 0x01, b'y', 0x1a, 0x00, 0x22, 0x00,
+        0x6b, 0x38, 0x73, 0x00, 0x0a, 0x0f, 0x0a, 0x02, b'v', b'1', 0x12, 0x09, b'C', b'o', b'n', b'f', b'i',
+        b'g', b'M', b'a', b'p', 0x12, 0x1c, 0x0a, 0x12, 0x0a, 0x02, b'c', b'2', 0x12, 0x00, 0x1a, 0x00, 0x22,
+        0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x12, 0x06, 0x0a, 0x01, b'x', 0x12, 0x01, b'y',
+        0x1a, 0x00, 0x22, 0x00,
     ];
-    assert_eq!(
-        body,
-        include_bytes!("../../testdata/protobuf/configmap_c2.pb")
-    );
+    assert_eq!(body, include_bytes!("../../testdata/protobuf/configmap_c2.pb"));
     assert_eq!(
         decode(body).unwrap(),
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c2"}, "data": {"x": "y"}})
@@ -152,12 +149,7 @@ fn tls_secret_fixture() {
     let keys: Vec<&str> = data.keys().map(String::as_str).collect();
     assert_eq!(keys, ["tls.crt", "tls.key"]);
     // "-----BEGIN " in base64.
-    assert!(
-        data["tls.crt"]
-            .as_str()
-            .unwrap()
-            .starts_with("LS0tLS1CRUdJTi")
-    );
+    assert!(data["tls.crt"].as_str().unwrap().starts_with("LS0tLS1CRUdJTi"));
 }
 
 #[test]
@@ -188,8 +180,7 @@ fn truncated_body_is_malformed() {
 
 #[test]
 fn compressed_envelope_is_refused() {
-    let mut unknown =
-        Unknown::decode(&include_bytes!("../../testdata/protobuf/namespace.pb")[4..]).unwrap();
+    let mut unknown = Unknown::decode(&include_bytes!("../../testdata/protobuf/namespace.pb")[4..]).unwrap();
     unknown.content_encoding = Some("gzip".to_owned());
     let mut body = b"k8s\0".to_vec();
     body.extend(unknown.encode_to_vec());
@@ -613,8 +604,6 @@ fn base64_matches_go() {
 #[test]
 fn protobuf_content_type_detection() {
     assert!(is_protobuf("application/vnd.kubernetes.protobuf"));
-    assert!(is_protobuf(
-        "application/vnd.kubernetes.protobuf; charset=utf-8"
-    ));
+    assert!(is_protobuf("application/vnd.kubernetes.protobuf; charset=utf-8"));
     assert!(!is_protobuf("application/json"));
 }

@@ -140,6 +140,27 @@ async fn measure_flush_throughput() {
             "raw sled insert+flush: {:.0}/s",
             2_000.0 / elapsed(start).as_secs_f64()
         );
+        // The store's write shape: object, history event, counter.
+        let batch = |i: u32| {
+            let mut batch = sled::Batch::default();
+            batch.insert(&(i + 1_000_000).to_be_bytes(), vec![b'x'; 1024]);
+            batch.insert(&(i + 2_000_000).to_be_bytes(), vec![b'x'; 1024]);
+            batch.insert(b"meta", &i.to_be_bytes());
+            batch
+        };
+        let start = clock.now();
+        for i in 0..2_000u32 {
+            db.apply_batch(batch(i)).expect("batch");
+            db.flush().expect("flush");
+        }
+        let rate = 2_000.0 / elapsed(start).as_secs_f64();
+        println!("raw sled 3-key batch+flush: {rate:.0}/s");
+        let start = clock.now();
+        for i in 10_000..30_000u32 {
+            db.apply_batch(batch(i)).expect("batch");
+        }
+        let rate = 20_000.0 / elapsed(start).as_secs_f64();
+        println!("raw sled 3-key batch, no flush: {rate:.0}/s");
     }
     for (writers, per_writer) in [(1, 2_000), (64, 200)] {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -163,4 +184,36 @@ async fn measure_flush_throughput() {
             20_000.0 / elapsed(start).as_secs_f64()
         );
     }
+}
+
+/// Not a pass/fail test: resident memory with 10,000 pods of 4 KiB, each
+/// created and updated once (20,000 history events).
+/// `cargo test -p store --release --test it -- --ignored memory --nocapture`
+#[tokio::test]
+#[ignore = "a measurement, run by hand"]
+async fn measure_memory_for_10k_pods() {
+    let rss_mib = || {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0);
+        kib / 1024
+    };
+    let before = rss_mib();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(Some(dir.path()), Durability::Buffered, 100_000);
+    for i in 0..10_000 {
+        let key = format!("/registry/pods/default/pod-{i:05}");
+        store.create(&key, vec![b'x'; 4096]).await.expect("create");
+        store.update(&key, vec![b'y'; 4096], None).await.expect("update");
+    }
+    let page = store.list("/registry/pods/", None, None).expect("list");
+    assert_eq!(page.records.len(), 10_000);
+    println!(
+        "RSS: {before} MiB before, {} MiB with 10k pods of 4 KiB (+20k history events); disk {} MiB",
+        rss_mib(),
+        store.size_on_disk().expect("size") / (1024 * 1024)
+    );
 }

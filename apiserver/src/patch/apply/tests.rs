@@ -346,3 +346,24 @@ fn before_first_apply_records_existing_fields() {
     assert_eq!(mf[1]["manager"], json!("before-first-apply"));
     assert_eq!(mf[1]["fieldsV1"], json!({"f:data": {".": {}, "f:a": {}}}));
 }
+
+#[test]
+fn invalid_bodies_name_the_path() {
+    let opts = ApplyOptions {
+        manager: "m",
+        force: false,
+        api_version: "v1",
+        kind: "Pod",
+        subresource: None,
+        time: NOW,
+    };
+    let schema = Schema::for_kind("", "Pod");
+    let cfg = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
+        "spec": {"containers": [{"name": "c", "env": [{"name": "A"}, {"name": "A"}]}]}});
+    let err = apply(schema.as_ref(), None, &cfg, &opts).expect_err("duplicates");
+    assert!(matches!(err, ApplyError::Invalid(_)));
+    assert_eq!(
+        err.to_string(),
+        "failed to create typed patch object (d/p; /v1, Kind=Pod): .spec.containers[name=\"c\"].env: duplicate entries for key [name=\"A\"]"
+    );
+}

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::super::meta::{ListType, Schema, Shape};
-use super::fieldpath::{FieldSet, Path, PathElement};
+use super::fieldpath::{FieldSet, Path, PathElement, path_string};
 
 /// A schema node, or `None` for the deduced schema of unstructured data.
 #[derive(Clone, Debug, Default)]
@@ -120,11 +120,13 @@ fn item_element(list: ListType, item: &Value) -> Result<PathElement, String> {
 }
 
 /// Items of a list with their identities, in order (duplicates kept).
-fn index_items(list: ListType, items: &[Value]) -> Result<Vec<(PathElement, &Value)>, String> {
-    items
-        .iter()
-        .map(|item| item_element(list, item).map(|pe| (pe, item)))
-        .collect()
+fn index_items<'v>(list: ListType, items: &'v [Value]) -> Result<Vec<(PathElement, &'v Value)>, String> {
+    let index = |(i, item): (usize, &'v Value)| {
+        item_element(list, item)
+            .map(|pe| (pe, item))
+            .map_err(|e| format!("element {i}: {e}"))
+    };
+    items.iter().enumerate().map(index).collect()
 }
 
 fn child_path(path: &[PathElement], pe: &PathElement) -> Path {
@@ -185,14 +187,15 @@ fn field_set_items(
     set: &mut FieldSet,
     allow_dups: bool,
 ) -> Result<(), String> {
-    let indexed = index_items(list, items)?;
+    let at = |e: String| format!("{}: {e}", path_string(path));
+    let indexed = index_items(list, items).map_err(at)?;
     let mut seen = FieldSet::new();
     let mut dups = FieldSet::new();
     for (pe, _) in &indexed {
         if !seen.has_member(pe) {
             seen.insert_member(pe.clone());
         } else if !allow_dups {
-            return Err(format!("duplicate entries for key {pe}"));
+            return Err(at(format!("duplicate entries for key {pe}")));
         } else if !dups.has_member(pe) {
             dups.insert_member(pe.clone());
             set.insert(&child_path(path, pe));
