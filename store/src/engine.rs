@@ -37,7 +37,7 @@ const LIVE_EVENT_BUFFER: usize = 1024;
 
 /// sled's page cache. The in-memory index already holds every current
 /// object, so sled's cache only needs to help history reads and writes.
-const SLED_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+const SLED_CACHE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// How long [`open_sled`] waits for a database lock held by sled threads
 /// of a store that was just dropped.

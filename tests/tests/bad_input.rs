@@ -175,6 +175,6 @@ async fn stale_resource_version_and_immutable_fields() {
     let err = c
         .fails(&["create", "deployment", "web", "--image", "nginx"])
         .await;
-    assert!(err.contains("AlreadyExists"), "{err}");
+    assert!(err.contains("deployments.apps \"web\" already exists"), "{err}");
     c.stop().await;
 }
