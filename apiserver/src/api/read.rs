@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 
 use super::{Api, decode_bytes, decode_record, store_error};
 use crate::error::{ApiError, ApiResult, Reason};
-use crate::hooks::Filter;
 use crate::registry::ResourceInfo;
+use crate::selector::{FieldSelector, LabelSelector};
 
 /// `?labelSelector=&fieldSelector=&limit=&continue=` of a list.
 #[derive(Clone, Debug, Default)]
@@ -336,4 +336,61 @@ fn decode_continue(token: &str, prefix: &str) -> ApiResult<String> {
         return Err(bad());
     }
     Ok(key)
+}
+
+/// A compiled `labelSelector` + `fieldSelector` pair for lists and watches.
+pub(crate) struct Filter {
+    label: Option<LabelSelector>,
+    field: Option<FieldSelector>,
+    group: String,
+    kind: String,
+}
+
+impl Filter {
+    /// Parses both selectors (400 on a syntax error or an unsupported field).
+    pub fn new(info: &ResourceInfo, label: Option<&str>, field: Option<&str>) -> ApiResult<Filter> {
+        let label = match label.filter(|s| !s.trim().is_empty()) {
+            Some(s) => Some(
+                LabelSelector::parse(s)
+                    .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?,
+            ),
+            None => None,
+        };
+        let field = match field.filter(|s| !s.trim().is_empty()) {
+            Some(s) => {
+                let f = FieldSelector::parse(s).map_err(ApiError::bad_request)?;
+                for name in f.fields() {
+                    // Rejects fields the kind does not support, as upstream does.
+                    let probe = serde_json::json!({});
+                    crate::selector::field_value(&info.group, &info.kind, &probe, name)
+                        .map_err(ApiError::bad_request)?;
+                }
+                Some(f)
+            }
+            None => None,
+        };
+        Ok(Filter {
+            label,
+            field,
+            group: info.group.clone(),
+            kind: info.kind.clone(),
+        })
+    }
+
+    /// Whether `obj` matches both selectors.
+    pub fn matches(&self, obj: &Value) -> bool {
+        if let Some(l) = &self.label
+            && !l.matches(crate::api::obj::labels(obj))
+        {
+            return false;
+        }
+        match &self.field {
+            Some(f) => f.matches(|name| {
+                crate::selector::field_value(&self.group, &self.kind, obj, name)
+                    .ok()
+                    .flatten()
+            }),
+            None => true,
+        }
+    }
 }

@@ -23,7 +23,7 @@ pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
     let meta = o.get("metadata").cloned().unwrap_or_default();
     let selector = o
         .pointer("/spec/selector")
-        .map(crate::hooks::selector_string)
+        .map(crate::selector::label_selector_string)
         .unwrap_or_default();
     Ok(json!({
         "kind": "Scale",

@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use super::{Api, decode_record, encode_for_store, obj, store_error};
 use crate::error::{ApiError, ApiResult, Reason};
 use crate::hooks;
+use crate::kinds;
+use crate::patch::meta::Schema;
 use crate::registry::{ResourceInfo, Subresource};
 
 /// How unknown fields in a request body are treated (`?fieldValidation=`).
@@ -115,7 +117,7 @@ impl Api {
         let mut new = self.admit_body(info, namespace, None, body, opts, &mut warnings)?;
         self.prepare_new_object(info, &mut new)?;
         self.check_namespace_open(info, namespace)?;
-        hooks::prepare_for_create(info, &mut new);
+        kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
         hooks::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
         self.store_create(info, namespace, new, opts, warnings).await
@@ -218,7 +220,7 @@ impl Api {
         let mut new = self.admit_body(info, namespace, Some(name), applied, opts, &mut warnings)?;
         self.prepare_new_object(info, &mut new)?;
         self.check_namespace_open(info, namespace)?;
-        hooks::prepare_for_create(info, &mut new);
+        kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
         self.store_create(info, namespace, new, opts, warnings).await
     }
@@ -261,7 +263,7 @@ impl Api {
                 })?;
             }
             PatchType::Merge => json_patch::merge(&mut doc, patch),
-            PatchType::Strategic => doc = hooks::strategic(info, &base, patch)?,
+            PatchType::Strategic => doc = strategic(info, &base, patch)?,
             PatchType::Apply => {
                 doc = hooks::apply(
                     info,
@@ -297,8 +299,8 @@ impl Api {
             return Ok(new);
         }
         match sub {
-            Some(Subresource::Status) => hooks::prepare_for_status_update(info, &mut new, old),
-            _ => hooks::prepare_for_update(info, &mut new, old),
+            Some(Subresource::Status) => kinds::prepare_for_status_update(info, &mut new, old),
+            _ => kinds::prepare_for_update(info, &mut new, old),
         }
         self.validate(info, &new, Some(old))?;
         let subresource = sub.map(Subresource::as_str);
@@ -332,7 +334,7 @@ impl Api {
         check_type_meta(info, &mut body)?;
         check_url_name(url_name, &body)?;
         check_namespace(info, namespace, &mut body)?;
-        let unknown = hooks::unknown_fields(info, &body);
+        let unknown = crate::schema::unknown_fields(&info.group, &info.version, &info.kind, &body);
         if !unknown.is_empty() {
             match opts.field_validation {
                 FieldValidation::Strict => {
@@ -352,7 +354,7 @@ impl Api {
                 remove_path(&mut body, path);
             }
         }
-        hooks::default_object(info, &mut body);
+        kinds::default_object(info, &mut body);
         Ok(body)
     }
 
@@ -411,8 +413,8 @@ impl Api {
     /// Runs the kind's validation; 422 with every field error.
     fn validate(&self, info: &ResourceInfo, new: &Value, old: Option<&Value>) -> ApiResult<()> {
         let errors = match old {
-            None => hooks::validate_create(info, new),
-            Some(old) => hooks::validate_update(info, new, old),
+            None => kinds::validate_create(info, new),
+            Some(old) => kinds::validate_update(info, new, old),
         };
         if errors.is_empty() {
             Ok(())
@@ -526,6 +528,17 @@ fn deletion_complete(o: &Value) -> bool {
             .and_then(Value::as_i64)
             .unwrap_or(0)
             == 0
+}
+
+/// Strategic merge patch, with the merge keys of the kind.
+fn strategic(info: &ResourceInfo, original: &Value, patch: &Value) -> ApiResult<Value> {
+    use crate::patch::strategic::PatchError;
+    let schema = Schema::for_kind(&info.group, &info.kind);
+    crate::patch::strategic::strategic_merge_patch(schema.as_ref(), original, patch).map_err(|e| match e {
+        PatchError::BadRequest(m) => ApiError::bad_request(m),
+        PatchError::Unprocessable(m) => ApiError::new(Reason::Invalid, m),
+        PatchError::Internal(m) => ApiError::internal(m),
+    })
 }
 
 /// Parses a resourceVersion string.

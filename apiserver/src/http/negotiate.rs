@@ -31,7 +31,7 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
     match content_type(headers).as_str() {
         "" | "application/json" | "*/*" => decode_json(body),
         "application/yaml" | "application/x-yaml" | "text/yaml" => decode_yaml(body),
-        "application/vnd.kubernetes.protobuf" => crate::hooks::decode_protobuf(body),
+        "application/vnd.kubernetes.protobuf" => decode_protobuf(body),
         other => Err(ApiError::new(
             Reason::UnsupportedMediaType,
             format!(
@@ -39,6 +39,18 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
             ),
         )),
     }
+}
+
+/// Decodes a Kubernetes protobuf request body into JSON.
+fn decode_protobuf(body: &[u8]) -> Result<Value, ApiError> {
+    crate::protobuf::decode(body).map_err(|e| {
+        let reason = if e.status_code() == 415 {
+            Reason::UnsupportedMediaType
+        } else {
+            Reason::BadRequest
+        };
+        ApiError::new(reason, e.to_string())
+    })
 }
 
 /// 413 with upstream's message.

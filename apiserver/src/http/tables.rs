@@ -1,7 +1,7 @@
 //! Lists and objects as `meta.k8s.io` Tables, for `kubectl get`.
 //!
 //! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go`
-//! (`asTable`). The cells come from [`crate::hooks::table_cells`]; this
+//! (`asTable`). The cells come from [`crate::table`]; this
 //! module wraps them: column definitions, `row.object` per `includeObject`
 //! (PartialObjectMetadata by default), and the list metadata.
 
@@ -53,7 +53,7 @@ pub fn table(
         "kind": "Table",
         "apiVersion": format!("meta.k8s.io/{version}"),
         "metadata": metadata,
-        "columnDefinitions": crate::hooks::table_columns(info),
+        "columnDefinitions": crate::table::column_definitions(&info.group, &info.kind),
         "rows": rows,
     })
 }
@@ -68,8 +68,9 @@ fn row(info: &ResourceInfo, o: &Value, include: IncludeObject, version: &str, no
             "metadata": o.get("metadata").cloned().unwrap_or_else(|| json!({})),
         }),
     };
-    let mut row = json!({"cells": crate::hooks::table_cells(info, o, now), "object": object});
-    if let Some(conditions) = crate::hooks::table_conditions(info, o) {
+    let mut row =
+        json!({"cells": crate::table::row_cells(&info.group, &info.kind, o, now), "object": object});
+    if let Some(conditions) = crate::table::row_conditions(&info.group, &info.kind, o) {
         row["conditions"] = conditions;
     }
     row

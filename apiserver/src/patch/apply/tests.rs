@@ -367,3 +367,40 @@ fn invalid_bodies_name_the_path() {
         "failed to create typed patch object (d/p; /v1, Kind=Pod): .spec.containers[name=\"c\"].env: duplicate entries for key [name=\"A\"]"
     );
 }
+
+#[test]
+fn many_updaters_are_capped_into_ancient_changes() {
+    let opts = ApplyOptions {
+        manager: "apply",
+        force: false,
+        api_version: "v1",
+        kind: "ConfigMap",
+        subresource: None,
+        time: &step_time(0),
+    };
+    let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}});
+    let schema = Schema::for_kind("", "ConfigMap");
+    let mut obj = apply(schema.as_ref(), None, &cfg, &opts).expect("applies");
+    for i in 1..=20 {
+        let mut new = obj.clone();
+        if new["metadata"].get("annotations").is_none() {
+            new["metadata"]["annotations"] = json!({});
+        }
+        new["metadata"]["annotations"][format!("a{i}")] = json!("x");
+        let name = format!("updater-{i}");
+        track_update(
+            schema.as_ref(),
+            Some(&obj),
+            &mut new,
+            &name,
+            "v1",
+            None,
+            &step_time(i),
+        );
+        obj = new;
+    }
+    let mf = obj["metadata"]["managedFields"].as_array().expect("entries");
+    assert_eq!(mf.len(), 11);
+    assert_eq!(mf[0]["manager"], json!("apply"));
+    assert_eq!(mf[1]["manager"], json!("ancient-changes"));
+}
