@@ -7,17 +7,19 @@
 //!   components both call: create/get/list/watch/update/patch/delete;
 //! - [`registry`]: which kinds are served and how (scope, short names,
 //!   subresources);
-//! - [`hooks`]: the per-kind steps of a write (defaulting, strategy,
-//!   validation, patching, managed fields) and of a read (selectors, tables);
+//! - [`kinds`]: per-kind defaulting, strategies and validation;
+//! - [`patch`], [`managed`]: strategic merge patch, server-side apply and
+//!   managedFields;
+//! - [`selector`], [`table`]: selectors for lists and watches, Tables for `kubectl get`;
 //! - [`error`]: every failure as an upstream `metav1.Status`.
 //!
 //! Start reading at [`api::Api::create`].
 
 pub mod api;
 pub mod error;
-pub mod hooks;
 pub mod http;
 pub mod kinds;
+pub mod managed;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

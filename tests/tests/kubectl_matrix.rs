@@ -183,7 +183,7 @@ async fn server_side_apply(c: &Cluster) {
         other.to_str().unwrap(),
     ])
     .await;
-    let live = c.json(&["get", "cm", "ssa"]).await;
+    let live = c.json(&["get", "cm", "ssa", "--show-managed-fields"]).await;
     assert_eq!(live["data"]["a"], "2");
     let managers: Vec<&str> = live["metadata"]["managedFields"]
         .as_array()

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::{Api, decode_record, encode_for_store, obj, store_error};
 use crate::error::{ApiError, ApiResult, Reason};
-use crate::hooks;
 use crate::kinds;
+use crate::managed;
 use crate::patch::meta::Schema;
 use crate::registry::{ResourceInfo, Subresource};
 
@@ -119,7 +119,7 @@ impl Api {
         self.check_namespace_open(info, namespace)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
-        hooks::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
+        managed::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
         self.store_create(info, namespace, new, opts, warnings).await
     }
 
@@ -209,7 +209,7 @@ impl Api {
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
         let mut warnings = Vec::new();
-        let applied = hooks::apply(
+        let applied = managed::apply(
             info,
             None,
             config,
@@ -265,7 +265,7 @@ impl Api {
             PatchType::Merge => json_patch::merge(&mut doc, patch),
             PatchType::Strategic => doc = strategic(info, &base, patch)?,
             PatchType::Apply => {
-                doc = hooks::apply(
+                doc = managed::apply(
                     info,
                     Some(&base),
                     patch,
@@ -304,7 +304,7 @@ impl Api {
         }
         self.validate(info, &new, Some(old))?;
         let subresource = sub.map(Subresource::as_str);
-        hooks::track_update(
+        managed::track_update(
             info,
             Some(old),
             &mut new,

@@ -1,0 +1,69 @@
+//! Field ownership on the write path: server-side apply and the
+//! managedFields bookkeeping of every other write, adapted to the request
+//! path (schema lookup by kind, conflicts as a 409 Status with causes).
+
+use serde_json::Value;
+
+use serde_json::json;
+
+use crate::error::{ApiError, ApiResult, Reason};
+use crate::patch::meta::Schema;
+use crate::registry::ResourceInfo;
+
+/// Server-side apply of `config` over `live` (None: create on apply).
+pub fn apply(
+    info: &ResourceInfo,
+    live: Option<&Value>,
+    config: &Value,
+    manager: &str,
+    force: bool,
+    time: &str,
+) -> ApiResult<Value> {
+    use crate::patch::apply::{ApplyError, ApplyOptions};
+    let schema = Schema::for_kind(&info.group, &info.kind);
+    let api_version = info.api_version();
+    let opts = ApplyOptions {
+        manager,
+        force,
+        api_version: &api_version,
+        kind: &info.kind,
+        subresource: None,
+        time,
+    };
+    crate::patch::apply::apply(schema.as_ref(), live, config, &opts).map_err(|e| match e {
+        ApplyError::Conflicts(conflicts) => {
+            let causes: Vec<Value> = conflicts
+                .iter()
+                .map(|c| json!({"reason": "FieldManagerConflict", "message": c.message(), "field": c.field}))
+                .collect();
+            ApiError {
+                reason: Reason::Conflict,
+                message: crate::patch::apply::conflict_message(&conflicts),
+                details: Some(json!({"causes": causes})),
+            }
+        }
+        ApplyError::BadRequest(m) => ApiError::bad_request(m),
+        ApplyError::Invalid(m) => ApiError::internal(m),
+    })
+}
+
+/// managedFields bookkeeping for a non-apply write (an `Update` operation).
+pub fn track_update(
+    info: &ResourceInfo,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: Option<&str>,
+    time: &str,
+) {
+    let schema = Schema::for_kind(&info.group, &info.kind);
+    crate::patch::apply::track_update(
+        schema.as_ref(),
+        old,
+        new,
+        manager,
+        &info.api_version(),
+        subresource,
+        time,
+    );
+}
