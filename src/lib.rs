@@ -43,6 +43,9 @@ pub struct Config {
     pub durability: Durability,
     /// The one clock.
     pub clock: Clock,
+    /// Watch history kept for resuming watches, in events (older
+    /// resourceVersions get 410 Expired).
+    pub history_max_events: usize,
 }
 
 impl Config {
@@ -54,6 +57,7 @@ impl Config {
             kubeconfig: None,
             durability: Durability::Flush,
             clock: Clock::system(),
+            history_max_events: store::Config::default().history_max_events,
         }
     }
 }
@@ -120,6 +124,7 @@ impl Server {
             path: Some(data_dir.join("store")),
             durability: config.durability,
             clock: config.clock.clone(),
+            history_max_events: config.history_max_events,
             ..Default::default()
         })?;
         let api = Api::new(store, Registry::new(), config.clock.clone());

@@ -76,6 +76,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             store::Durability::Flush
         },
         clock: store::Clock::system(),
+        history_max_events: store::Config::default().history_max_events,
     };
     let server = miniplane::Server::start(config)
         .await

@@ -1,0 +1,179 @@
+//! The watch protocol at the HTTP level, as client-go's reflector and
+//! `kubectl get -w` rely on it (KUBECTL_WIRE §4): resourceVersion 0 and
+//! unset, bookmarks only when asked, `timeoutSeconds`, selectors on events,
+//! and 410 Expired inside the stream.
+
+use e2e::{Cluster, Config, http};
+use serde_json::Value;
+
+/// The `{"type", "object"}` events of a finished watch response.
+fn events(body: &[u8]) -> Vec<Value> {
+    serde_json::Deserializer::from_slice(body)
+        .into_iter::<Value>()
+        .map(|e| e.expect("each event is JSON"))
+        .collect()
+}
+
+fn types(evs: &[Value]) -> Vec<&str> {
+    evs.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+async fn create(c: &Cluster, name: &str, labels: &str) -> u64 {
+    let body = format!(r#"{{"metadata":{{"name":"{name}","labels":{labels}}}}}"#);
+    let r = http(
+        c.server().addr(),
+        "POST",
+        CMS,
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_version_zero_starts_with_synthetic_added_events() {
+    let mut c = Cluster::start_with(Config {
+        clock: store::Clock::scaled(60.0),
+        ..Config::ephemeral()
+    })
+    .await;
+    create(&c, "a", "{}").await;
+    create(&c, "b", "{}").await;
+    // timeoutSeconds is simulated: 60 s pass in one real second here.
+    let r = http(
+        c.server().addr(),
+        "GET",
+        &format!("{CMS}?watch=true&resourceVersion=0&timeoutSeconds=60"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let evs = events(&r.body);
+    assert_eq!(types(&evs), ["ADDED", "ADDED"]);
+    assert_eq!(evs[0]["object"]["metadata"]["name"], "a");
+    c.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_deleted() {
+    let mut c = Cluster::start_with(Config {
+        clock: store::Clock::scaled(120.0),
+        ..Config::ephemeral()
+    })
+    .await;
+    let rv = create(&c, "x", r#"{"app":"web"}"#).await;
+    let addr = c.server().addr();
+    let watch = |q: String| async move {
+        http(
+            addr,
+            "GET",
+            &format!("{CMS}?watch=true&resourceVersion={rv}&{q}"),
+            &[],
+            b"",
+        )
+        .await
+    };
+    let with_bookmarks = tokio::spawn(watch("allowWatchBookmarks=true&timeoutSeconds=150".into()));
+    let selected = tokio::spawn(watch("labelSelector=app%3Dweb&timeoutSeconds=150".into()));
+    // Stop matching, match again, then a change of an object never matched.
+    let patch = |labels: &'static str| async move {
+        let body = format!(r#"{{"metadata":{{"labels":{labels}}}}}"#);
+        let r = http(
+            addr,
+            "PATCH",
+            &format!("{CMS}/x"),
+            &[("Content-Type", "application/merge-patch+json")],
+            body.as_bytes(),
+        )
+        .await;
+        assert_eq!(r.status, 200);
+    };
+    patch(r#"{"app":"db"}"#).await;
+    patch(r#"{"app":"web"}"#).await;
+    create(&c, "other", r#"{"app":"db"}"#).await;
+
+    let all = events(&with_bookmarks.await.unwrap().body);
+    assert!(types(&all).contains(&"BOOKMARK"), "{all:?}");
+    let bookmark = all.iter().find(|e| e["type"] == "BOOKMARK").unwrap();
+    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
+    assert!(
+        bookmark["object"]["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some()
+    );
+    let filtered = events(&selected.await.unwrap().body);
+    assert_eq!(types(&filtered), ["DELETED", "ADDED"], "{filtered:?}");
+    c.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_resource_version_ends_the_watch_with_410() {
+    let mut c = Cluster::start_with(Config {
+        history_max_events: 5,
+        ..Config::ephemeral()
+    })
+    .await;
+    let first = create(&c, "c0", "{}").await;
+    for i in 1..20 {
+        create(&c, &format!("c{i}"), "{}").await;
+    }
+    let r = http(
+        c.server().addr(),
+        "GET",
+        &format!("{CMS}?watch=true&resourceVersion={first}"),
+        &[],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let evs = events(&r.body);
+    assert_eq!(types(&evs), ["ERROR"]);
+    assert_eq!(evs[0]["object"]["code"], 410);
+    assert_eq!(evs[0]["object"]["reason"], "Expired");
+    // kubectl get -w prints the Status and exits; an informer relists.
+    let list = c.json(&["get", "cm"]).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 20);
+    c.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_page_with_limit_and_continue() {
+    let mut c = Cluster::start().await;
+    for i in 0..5 {
+        create(&c, &format!("p{i}"), "{}").await;
+    }
+    let r = http(c.server().addr(), "GET", &format!("{CMS}?limit=2"), &[], b"").await;
+    let page = r.json();
+    assert_eq!(page["kind"], "ConfigMapList");
+    assert_eq!(page["items"].as_array().unwrap().len(), 2);
+    assert_eq!(page["metadata"]["remainingItemCount"], 3);
+    let token = page["metadata"]["continue"].as_str().unwrap().to_string();
+    let r = http(
+        c.server().addr(),
+        "GET",
+        &format!("{CMS}?limit=10&continue={token}"),
+        &[],
+        b"",
+    )
+    .await;
+    let rest = r.json();
+    assert_eq!(rest["items"].as_array().unwrap().len(), 3);
+    assert!(rest["metadata"].get("continue").is_none());
+    // kubectl pages the same way.
+    let names = c.ok(&["get", "cm", "--chunk-size=2", "-o", "name"]).await;
+    assert_eq!(names.lines().count(), 5, "{names}");
+    let sorted = c
+        .ok(&["get", "cm", "--sort-by=.metadata.name", "-o", "name"])
+        .await;
+    assert_eq!(sorted.lines().next(), Some("configmap/p0"));
+    c.stop().await;
+}
