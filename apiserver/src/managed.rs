@@ -43,7 +43,9 @@ pub fn apply(
             }
         }
         ApplyError::BadRequest(m) => ApiError::bad_request(m),
-        ApplyError::Invalid(m) => ApiError::internal(m),
+        // Upstream answers these (duplicate list keys, unreadable managedFields)
+        // with a 500; they come from the request, so they get a 400 here.
+        ApplyError::Invalid(m) => ApiError::bad_request(m),
     })
 }
 

@@ -537,7 +537,9 @@ fn strategic(info: &ResourceInfo, original: &Value, patch: &Value) -> ApiResult<
     crate::patch::strategic::strategic_merge_patch(schema.as_ref(), original, patch).map_err(|e| match e {
         PatchError::BadRequest(m) => ApiError::bad_request(m),
         PatchError::Unprocessable(m) => ApiError::new(Reason::Invalid, m),
-        PatchError::Internal(m) => ApiError::internal(m),
+        // Upstream answers these malformed patches with a 500; they are the
+        // client's mistake, so they get a 400 here.
+        PatchError::Internal(m) => ApiError::bad_request(m),
     })
 }
 
