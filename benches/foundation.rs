@@ -87,14 +87,27 @@ fn main() -> Result<()> {
 
 async fn run() -> Result<()> {
     let started = Instant::now();
-    println!("miniplane foundation benchmark — ~{VALUE_BYTES} B JSON values, {} cores", cores());
+    println!(
+        "miniplane foundation benchmark — ~{VALUE_BYTES} B JSON values, {} cores",
+        cores()
+    );
 
     section("1. raw sled 0.34 insert (1 writer, fresh temp dir)");
     println!("{:<28} {:>12} {:>10}", "mode", "writes/s", "writes");
     let sled_buffered = tokio::task::spawn_blocking(|| sled_inserts(false, SLED_WRITES)).await??;
-    println!("{:<28} {:>12} {:>10}", "insert, no flush", rate(sled_buffered), SLED_WRITES);
+    println!(
+        "{:<28} {:>12} {:>10}",
+        "insert, no flush",
+        rate(sled_buffered),
+        SLED_WRITES
+    );
     let sled_flush = tokio::task::spawn_blocking(|| sled_inserts(true, SLED_WRITES)).await??;
-    println!("{:<28} {:>12} {:>10}", "insert + flush every write", rate(sled_flush), SLED_WRITES);
+    println!(
+        "{:<28} {:>12} {:>10}",
+        "insert + flush every write",
+        rate(sled_flush),
+        SLED_WRITES
+    );
     let sled_for = |d: Durability| match d {
         Durability::Flush => sled_flush,
         Durability::Buffered => sled_buffered,
@@ -509,7 +522,10 @@ struct WatchMeta {
 /// Reads newline-delimited watch events; sends `(n, arrival)` for every
 /// `ADDED` of `w-<n>`. Arrival is stamped when the chunk arrives, before
 /// parsing, so client-side JSON cost is not counted.
-async fn read_watch(mut body: Incoming, tx: tokio::sync::mpsc::UnboundedSender<(usize, Instant)>) -> Result<()> {
+async fn read_watch(
+    mut body: Incoming,
+    tx: tokio::sync::mpsc::UnboundedSender<(usize, Instant)>,
+) -> Result<()> {
     let mut buf = Vec::new();
     while let Some(frame) = body.frame().await {
         let at = Instant::now();
@@ -517,8 +533,15 @@ async fn read_watch(mut body: Incoming, tx: tokio::sync::mpsc::UnboundedSender<(
         buf.extend_from_slice(&data);
         while let Some(end) = buf.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = buf.drain(..=end).collect();
-            let Ok(event) = serde_json::from_slice::<WatchLine>(&line) else { continue };
-            let seq = event.object.metadata.name.strip_prefix("w-").and_then(|n| n.parse().ok());
+            let Ok(event) = serde_json::from_slice::<WatchLine>(&line) else {
+                continue;
+            };
+            let seq = event
+                .object
+                .metadata
+                .name
+                .strip_prefix("w-")
+                .and_then(|n| n.parse().ok());
             if let (true, Some(seq)) = (event.kind == "ADDED", seq) {
                 tx.send((seq, at))?;
             }
@@ -551,7 +574,10 @@ async fn start_to_ready(bin: &Path, measure_rss: bool) -> Result<(Duration, Opti
         .spawn()?;
     let deadline = start + Duration::from_secs(10);
     let addr = loop {
-        if let Some(addr) = std::fs::read_to_string(&kubeconfig).ok().and_then(|k| server_addr(&k)) {
+        if let Some(addr) = std::fs::read_to_string(&kubeconfig)
+            .ok()
+            .and_then(|k| server_addr(&k))
+        {
             break addr;
         }
         if let Some(status) = child.try_wait()? {
@@ -595,7 +621,9 @@ fn server_addr(kubeconfig: &str) -> Option<SocketAddr> {
 
 /// Whether `GET /readyz` answers 200 (on a new connection).
 async fn readyz(addr: SocketAddr) -> bool {
-    let Ok(mut conn) = connect(addr).await else { return false };
+    let Ok(mut conn) = connect(addr).await else {
+        return false;
+    };
     match send(&mut conn, addr, "GET", "/readyz", Vec::new()).await {
         Ok(response) => response.status() == StatusCode::OK,
         Err(_) => false,
