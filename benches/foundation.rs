@@ -15,7 +15,9 @@
 //!    per write (`stats().flushes`): below 1 means group commit is working.
 //! 3. **HTTP create** (`POST /api/v1/namespaces/default/configmaps`) against an
 //!    in-process `miniplane::Server` with 1, 16 and 64 keep-alive clients (one
-//!    HTTP/1.1 connection each), with per-request p50/p99 latency.
+//!    HTTP/1.1 connection each), with per-request p50/p99 latency. Rows
+//!    marked "N api" do the same creates through the in-process
+//!    `Api::create` from N tasks: the gap to the HTTP rows is the HTTP cost.
 //! 4. **Watch delivery**: 100 HTTP watch streams; objects are created one at
 //!    a time and each event's arrival on every stream is timed, from the
 //!    create's response and from the moment the create was sent.
@@ -55,11 +57,11 @@ type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Resu
 /// Size of every stored value and HTTP request body.
 const VALUE_BYTES: usize = 1024;
 /// Writes per raw sled measurement.
-const SLED_WRITES: usize = 5000;
+const SLED_WRITES: usize = 10_000;
 /// Writes per store measurement.
-const STORE_WRITES: usize = 5000;
+const STORE_WRITES: usize = 10_000;
 /// Creates per HTTP measurement (split evenly across the clients).
-const HTTP_CREATES: usize = 4032;
+const HTTP_CREATES: usize = 8064;
 /// Client counts for the HTTP measurement.
 const HTTP_CLIENTS: [usize; 3] = [1, 16, 64];
 /// Concurrent watch streams.
@@ -165,8 +167,24 @@ async fn run() -> Result<()> {
                 http_64.push((durability, ratio));
             }
         }
+        // The same creates without HTTP: what the API layer alone costs.
+        for tasks in [1, 64] {
+            let f = api_creates(&server, tasks, HTTP_CREATES, &format!("a{tasks}")).await?;
+            println!(
+                "{:<10} {:>8} {:>12} {:>10} {:>9} {:>9} {:>14}",
+                mode(durability),
+                format!("{tasks} api"),
+                rate(f.rate),
+                percent(f.rate / sled_for(durability)),
+                ms(f.p50),
+                ms(f.p99),
+                flush_columns(durability, f.flushes, HTTP_CREATES).0
+            );
+        }
         server.stop().await?;
     }
+
+    println!("(\"N api\": the same creates through the in-process Api::create from N tasks, no HTTP)");
 
     section(&format!(
         "4. watch delivery ({WATCHERS} HTTP watch streams, {WATCH_EVENTS} creates one at a time)"
@@ -325,7 +343,7 @@ async fn store_creates(durability: Durability, writers: usize, writes: usize) ->
 
 // ---------------------------------------------------------------- 3. HTTP creates
 
-struct HttpFigures {
+struct CreateFigures {
     rate: f64,
     p50: Duration,
     p99: Duration,
@@ -348,7 +366,7 @@ async fn http_creates(
     clients: usize,
     creates: usize,
     tag: &str,
-) -> Result<HttpFigures> {
+) -> Result<CreateFigures> {
     let addr = server.addr();
     let per_client = creates / clients;
     let mut conns = Vec::with_capacity(clients);
@@ -380,7 +398,55 @@ async fn http_creates(
     let secs = start.elapsed().as_secs_f64();
     let flushes = server.api().store().stats().flushes - flushes_before;
     latencies.sort();
-    Ok(HttpFigures {
+    Ok(CreateFigures {
+        rate: latencies.len() as f64 / secs,
+        p50: pct(&latencies, 50.0),
+        p99: pct(&latencies, 99.0),
+        flushes,
+    })
+}
+
+/// `creates` ConfigMap creates through the in-process `Api::create` (body
+/// parsed from the same JSON bytes, as the HTTP handler does), split across
+/// `tasks` tokio tasks.
+async fn api_creates(
+    server: &miniplane::Server,
+    tasks: usize,
+    creates: usize,
+    tag: &str,
+) -> Result<CreateFigures> {
+    let api = server.api().clone();
+    let info = api
+        .registry()
+        .get("", "v1", "configmaps")
+        .ok_or("configmaps are not registered")?;
+    let per_task = creates / tasks;
+    let flushes_before = api.store().stats().flushes;
+    let start = Instant::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|t| {
+            let (api, info, tag) = (api.clone(), info.clone(), tag.to_string());
+            tokio::spawn(async move {
+                let opts = apiserver::api::WriteOptions::default();
+                let mut latencies = Vec::with_capacity(per_task);
+                for i in 0..per_task {
+                    let sent = Instant::now();
+                    let body = serde_json::from_slice(&json_value(&format!("{tag}-{t:02}-{i:05}")))?;
+                    api.create(&info, Some("default"), body, &opts).await?;
+                    latencies.push(sent.elapsed());
+                }
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(creates);
+    for handle in handles {
+        latencies.extend(handle.await??);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let flushes = api.store().stats().flushes - flushes_before;
+    latencies.sort();
+    Ok(CreateFigures {
         rate: latencies.len() as f64 / secs,
         p50: pct(&latencies, 50.0),
         p99: pct(&latencies, 99.0),

@@ -241,7 +241,7 @@ fn new_requirement(key: &str, op: Op, values: Vec<String>, nil_values: bool) -> 
         _ => {}
     }
     for (i, v) in values.iter().enumerate() {
-        let problems = label_value_errors(v);
+        let problems = crate::kinds::meta::is_valid_label_value(v);
         if !problems.is_empty() {
             errs.push(format!(
                 "values[{i}][{key}]: Invalid value: {}: {}",
@@ -278,7 +278,7 @@ fn aggregate(errs: Vec<String>) -> String {
 
 /// A `field.Invalid` error for a bad label key, or `None` when the key is valid.
 fn validate_label_key(key: &str, path: &str) -> Option<String> {
-    let problems = label_key_errors(key);
+    let problems = crate::kinds::meta::is_qualified_name(key);
     if problems.is_empty() {
         None
     } else {
@@ -288,116 +288,6 @@ fn validate_label_key(key: &str, path: &str) -> Option<String> {
             problems.join("; ")
         ))
     }
-}
-
-const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-
-/// `validation.RegexError`.
-fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
-    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!(
-        "{msg} (e.g. {}regex used for validation is '{re}')",
-        examples.join(" or ")
-    )
-}
-
-fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
-}
-
-/// `validation.IsQualifiedName`: `[prefix/]name`.
-fn label_key_errors(key: &str) -> Vec<String> {
-    let parts: Vec<&str> = key.split('/').collect();
-    let mut errs = Vec::new();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                errs.extend(
-                    dns1123_subdomain_errors(prefix)
-                        .into_iter()
-                        .map(|e| format!("prefix part {e}")),
-                );
-            }
-            *name
-        }
-        _ => {
-            let re = regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"]);
-            return vec![format!(
-                "a qualified name {re} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            )];
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push(format!("name part {}", max_len_error(63)));
-    }
-    if !is_qualified_name_part(name) {
-        let re = regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"]);
-        errs.push(format!("name part {re}"));
-    }
-    errs
-}
-
-/// `validation.IsValidLabelValue`.
-fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push(max_len_error(63));
-    }
-    if !value.is_empty() && !is_qualified_name_part(value) {
-        errs.push(regex_error(
-            LABEL_VALUE_MSG,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
-
-fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 253 {
-        errs.push(max_len_error(253));
-    }
-    if !value.split('.').all(is_dns1123_label) {
-        errs.push(regex_error(
-            DNS1123_SUBDOMAIN_MSG,
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    let (Some(first), Some(last)) = (b.first(), b.last()) else {
-        return false;
-    };
-    first.is_ascii_alphanumeric()
-        && last.is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
-fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    let lower_alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let (Some(first), Some(last)) = (b.first(), b.last()) else {
-        return false;
-    };
-    lower_alnum(first) && lower_alnum(last) && b.iter().all(|c| lower_alnum(c) || *c == b'-')
 }
 
 /// Go's `%q` for the strings that can show up in selector errors.

@@ -214,14 +214,8 @@ impl Api {
         if opts.dry_run {
             return Ok(DeleteOutcome::Pending(new));
         }
-        let bytes = super::encode_for_store(&new)?;
-        let record = self
-            .inner
-            .store
-            .update(key, bytes, Some(rev))
-            .await
-            .map_err(|e| store_error(info, name, e))?;
-        super::set_resource_version(&mut new, record.mod_revision);
+        let rv = self.store_put(info, key, name, &new, rev).await?;
+        super::set_resource_version(&mut new, rv);
         self.after_marking(info, &new);
         Ok(DeleteOutcome::Pending(new))
     }

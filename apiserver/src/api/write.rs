@@ -492,21 +492,15 @@ impl Api {
                 created: false,
             });
         }
-        let bytes = encode_for_store(&new)?;
-        let record = self
-            .inner
-            .store
-            .update(key, bytes, Some(rev))
-            .await
-            .map_err(|e| store_error(info, name, e))?;
-        super::set_resource_version(&mut new, record.mod_revision);
+        let written_at = self.store_put(info, key, name, &new, rev).await?;
+        super::set_resource_version(&mut new, written_at);
         if deletion_complete(&new) {
             // The last finalizer is gone from an object being deleted: remove it
             // now (upstream's `ShouldDeleteDuringUpdate`).
             let (_, deleted_at) = self
                 .inner
                 .store
-                .delete(key, Some(record.mod_revision))
+                .delete(key, Some(written_at))
                 .await
                 .map_err(|e| store_error(info, name, e))?;
             super::set_resource_version(&mut new, deleted_at);
@@ -517,6 +511,27 @@ impl Api {
             warnings,
             created: false,
         })
+    }
+}
+
+impl Api {
+    /// Writes `new` over revision `rev` of `key`; returns the new revision.
+    pub(super) async fn store_put(
+        &self,
+        info: &ResourceInfo,
+        key: &str,
+        name: &str,
+        new: &Value,
+        rev: u64,
+    ) -> ApiResult<u64> {
+        let bytes = encode_for_store(new)?;
+        let record = self
+            .inner
+            .store
+            .update(key, bytes, Some(rev))
+            .await
+            .map_err(|e| store_error(info, name, e))?;
+        Ok(record.mod_revision)
     }
 }
 
