@@ -36,6 +36,8 @@
 //!
 //! The HTTP clients, the watchers and the server share this process's tokio
 //! runtime and the machine's cores, so the HTTP figures include client cost.
+//! Every figure moves with whatever else runs on the machine (a parallel
+//! `cargo build` halves some of them): compare runs made on a quiet machine.
 //! Targets are printed beside the figures; none is enforced here.
 
 use std::net::SocketAddr;
@@ -764,7 +766,7 @@ fn rate(per_sec: f64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
