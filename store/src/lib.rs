@@ -24,15 +24,15 @@
 //!
 //! # Layout
 //!
-//! - `lib.rs` (this file): the public API and its contract.
-//! - [`engine`](crate::engine): the write path — one critical section per
+//! - `src/lib.rs` (this file): the public API and its contract.
+//! - `src/engine.rs`: the write path — one critical section per
 //!   write that checks the precondition, assigns the revision, applies one
 //!   atomic sled batch and publishes the event — and the in-memory index.
-//! - [`layout`](crate::layout): how objects, history and counters are laid
+//! - `src/layout.rs`: how objects, history and counters are laid
 //!   out in sled, and how they are recovered after a restart or a crash.
-//! - [`history`](crate::history): the bounded watch window (count and age).
-//! - [`flusher`](crate::flusher): group commit for [`Durability::Flush`].
-//! - [`watch`]: a watcher's loop — replay from disk, then follow live events.
+//! - `src/history.rs`: the bounded watch window (count and age).
+//! - `src/flusher.rs`: group commit for [`Durability::Flush`].
+//! - `src/watch.rs` ([`Watch`]): a watcher's loop — replay from disk, then follow live events.
 //!
 //! # Guarantees
 //!
@@ -209,7 +209,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A cheap-to-clone handle on one open store.
 ///
-/// All clones share one [`Engine`]; the database closes when the last clone
+/// All clones share one engine (`src/engine.rs`); the database closes when the last clone
 /// (and the last [`Watch`]) is dropped, or explicitly with [`Store::close`].
 #[derive(Clone)]
 pub struct Store {

@@ -10,15 +10,19 @@
 //! - **live** events from a broadcast channel that every write sends to
 //!   inside its critical section, in revision order.
 //!
-//! [`Watch::start`] subscribes to the live channel and reads the current
+//! `Watch::start` subscribes to the live channel and reads the current
 //! revision under the same lock, so the channel carries exactly the events
 //! after that revision and history covers the ones up to it: nothing can
 //! fall between the two. A live event `<= pos` was already read from
 //! history and is skipped; a live event `> pos + 1` means the watcher missed
-//! some (the channel holds only [`LIVE_EVENT_BUFFER`](crate::engine)
+//! some (the channel holds only `LIVE_EVENT_BUFFER` (in `engine.rs`)
 //! events for slow watchers), and it fills the gap from history. If history
 //! it still needs was trimmed meanwhile, the watch ends with
 //! [`Error::Expired`] and the caller relists, as with a 410 upstream.
+//!
+//! An event is handed out only once its write is durable (in Flush mode,
+//! once the group commit covering it is done), as etcd only sends watch
+//! events for committed writes.
 //!
 //! Upstream analogue: the apiserver's `cacheWatcher` over its watch cache,
 //! falling back to etcd; here the fallback is our own persisted history.
@@ -87,8 +91,16 @@ impl Watch {
     /// Cancel-safe: dropping the future loses no event (use it in `select!`).
     pub async fn next(&mut self) -> Option<Result<Event>> {
         loop {
-            if let Some(event) = self.ready.pop_front() {
-                return Some(Ok(event));
+            if let Some(revision) = self.ready.front().map(|e| e.revision) {
+                // Deliver only durable writes: a watcher must never see a
+                // revision that a crash could undo and then reuse. (In Flush
+                // mode this waits for the group commit covering it; the event
+                // stays queued if this future is dropped meanwhile.)
+                if let Err(error) = self.engine.durable(revision).await {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+                return self.ready.pop_front().map(Ok);
             }
             if let Some(error) = self.failed.take() {
                 self.done = true;
@@ -113,7 +125,7 @@ impl Watch {
                 Ok(event) if event.revision == self.pos + 1 => {
                     self.pos = event.revision;
                     if event.key.starts_with(&self.prefix) {
-                        return Some(Ok(event));
+                        self.ready.push_back(event);
                     }
                 }
                 // A gap before this event: fill it, this event included,

@@ -4,8 +4,11 @@
 //!
 //! - `model`: random operations against a `BTreeMap` model, with restarts.
 //! - `recovery`: restart and `kill -9` recovery.
-//! - `window`: watch history expiry by count and age, slow watchers, churn.
-//! - `concurrency`: racing writers and watchers; group commit.
+//! - `window`: watch history expiry by count and age, slow watchers, close.
+//!
+//! `tests/churn.rs` and `tests/group_commit.rs` are separate binaries (see
+//! their docs for why).
+//! - `concurrency`: racing writers and watchers.
 
 mod concurrency;
 mod model;
