@@ -152,13 +152,40 @@ pub(crate) fn set_resource_version(obj: &mut Value, revision: u64) {
     }
 }
 
-/// Serializes an object for the store, without its resourceVersion.
+/// Serializes an object for the store, without its resourceVersion (which
+/// the store's revision supplies on every read).
 fn encode_for_store(obj: &Value) -> ApiResult<Vec<u8>> {
-    let mut obj = obj.clone();
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
+    /// Borrows the object and writes every field but `metadata.resourceVersion`,
+    /// so that no copy of the object is made.
+    struct WithoutRv<'a>(&'a Value);
+    impl serde::Serialize for WithoutRv<'_> {
+        fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let Value::Object(top) = self.0 else {
+                return self.0.serialize(ser);
+            };
+            let mut map = ser.serialize_map(Some(top.len()))?;
+            for (k, v) in top {
+                match (k.as_str(), v) {
+                    ("metadata", Value::Object(meta)) => map.serialize_entry(k, &MetaWithoutRv(meta))?,
+                    _ => map.serialize_entry(k, v)?,
+                }
+            }
+            map.end()
+        }
     }
-    serde_json::to_vec(&obj).map_err(ApiError::internal)
+    struct MetaWithoutRv<'a>(&'a serde_json::Map<String, Value>);
+    impl serde::Serialize for MetaWithoutRv<'_> {
+        fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut map = ser.serialize_map(None)?;
+            for (k, v) in self.0.iter().filter(|(k, _)| k.as_str() != "resourceVersion") {
+                map.serialize_entry(k, v)?;
+            }
+            map.end()
+        }
+    }
+    serde_json::to_vec(&WithoutRv(obj)).map_err(ApiError::internal)
 }
 
 /// Maps a store error to the API error upstream returns for it.

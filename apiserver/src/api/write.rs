@@ -392,13 +392,25 @@ impl Api {
         let (true, Some(ns)) = (info.namespaced, namespace) else {
             return Ok(());
         };
+        /// The one field this check needs; the rest of the namespace is not decoded.
+        #[derive(serde::Deserialize)]
+        struct Namespace {
+            metadata: NamespaceMeta,
+        }
+        #[derive(serde::Deserialize)]
+        struct NamespaceMeta {
+            #[serde(rename = "deletionTimestamp")]
+            deletion_timestamp: Option<String>,
+        }
         let ns_info = self.resource("", "v1", "namespaces")?;
-        let live = self.get(&ns_info, None, ns)?;
-        if live
-            .get("metadata")
-            .and_then(|m| m.get("deletionTimestamp"))
-            .is_some()
-        {
+        let record = self
+            .inner
+            .store
+            .get(&ns_info.key(None, ns))
+            .map_err(|e| store_error(&ns_info, ns, e))?
+            .ok_or_else(|| ApiError::not_found("", "namespaces", ns))?;
+        let live: Namespace = serde_json::from_slice(&record.value).map_err(ApiError::internal)?;
+        if live.metadata.deletion_timestamp.is_some() {
             return Err(ApiError::new(
                 Reason::Forbidden,
                 format!(
