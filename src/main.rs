@@ -35,10 +35,21 @@ struct UpArgs {
     /// Where to write the kubeconfig [default: <data-dir>/kubeconfig].
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Run simulated time this many times faster than wall time; every
+    /// timestamp and delay follows it.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    time_scale: f64,
     /// Acknowledge writes before they are flushed to disk (faster, and a
     /// crash may lose the last half second of writes).
     #[arg(long)]
     no_fsync: bool,
+}
+
+fn parse_time_scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!("{s:?} is not a positive number")),
+    }
 }
 
 fn default_data_dir() -> PathBuf {
@@ -75,7 +86,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         } else {
             store::Durability::Flush
         },
-        clock: store::Clock::system(),
+        clock: store::Clock::scaled(args.time_scale),
         history_max_events: store::Config::default().history_max_events,
     };
     let server = miniplane::Server::start(config)
