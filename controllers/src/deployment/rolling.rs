@@ -1,0 +1,148 @@
+//! The RollingUpdate strategy's scaling decisions.
+//!
+//! Upstream: `pkg/controller/deployment/rolling.go` (`rolloutRolling` and helpers).
+//!
+//! Simplified / different from upstream: the functions here never call the API. They change the
+//! `spec.replicas` of the working copies they are given and return a [`ScaleChange`] per ReplicaSet whose
+//! size they changed; [`super::plan`] turns those into actions (and the `ScalingReplicaSet` events). The
+//! order of changes is the order upstream would issue the updates in. Because nothing can fail halfway,
+//! there is no error path for a failed update.
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+
+use super::util::{
+    IntOrPercentError, by_creation_timestamp, get_available_replica_count_for_replica_sets,
+    get_replica_count_for_replica_sets, is_active, max_unavailable, name_of, new_rs_new_replicas,
+    rs_available, rs_replicas, set_rs_replicas, spec_replicas,
+};
+
+/// One planned resize of a ReplicaSet: `from` is its size before, `to` the size to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleChange {
+    /// ReplicaSet name.
+    pub name: String,
+    /// `spec.replicas` before the change.
+    pub from: i32,
+    /// `spec.replicas` to write.
+    pub to: i32,
+}
+
+/// Resizes the working copy and records the change (nothing when the size is already `to`).
+pub(crate) fn resize(rs: &mut ReplicaSet, to: i32) -> Option<ScaleChange> {
+    let from = rs_replicas(rs);
+    if from == to {
+        return None;
+    }
+    set_rs_replicas(rs, to);
+    Some(ScaleChange {
+        name: name_of(&rs.metadata).to_string(),
+        from,
+        to,
+    })
+}
+
+/// Upstream `reconcileNewReplicaSet`: scale the new ReplicaSet down to `spec.replicas` if it is above,
+/// otherwise up as far as `NewRSNewReplicas` allows. `old_rss` are all old ReplicaSets (inactive ones
+/// contribute nothing). Returns the change, if any ("scaled" upstream).
+pub fn reconcile_new_replica_set(
+    d: &Deployment,
+    old_rss: &[ReplicaSet],
+    new_rs: &mut ReplicaSet,
+) -> Result<Option<ScaleChange>, IntOrPercentError> {
+    let replicas = spec_replicas(d);
+    let current = rs_replicas(new_rs);
+    if current == replicas {
+        return Ok(None);
+    }
+    if current > replicas {
+        return Ok(resize(new_rs, replicas));
+    }
+    let target = new_rs_new_replicas(d, old_rss.iter().chain(std::iter::once(&*new_rs)), new_rs)?;
+    Ok(resize(new_rs, target))
+}
+
+/// Upstream `reconcileOldReplicaSets`: how far the active old ReplicaSets may shrink without dropping
+/// below `minAvailable`, not counting the new ReplicaSet's unavailable pods as headroom. First removes
+/// unhealthy old replicas, then scales down available ones. `old_rss` are all old ReplicaSets; only the
+/// active ones (spec > 0 on entry) take part. An empty result means "not scaled".
+pub fn reconcile_old_replica_sets(
+    d: &Deployment,
+    old_rss: &mut [ReplicaSet],
+    new_rs: &ReplicaSet,
+) -> Vec<ScaleChange> {
+    let mut active: Vec<&mut ReplicaSet> = old_rss.iter_mut().filter(|rs| is_active(rs)).collect();
+    let old_pods = get_replica_count_for_replica_sets(active.iter().map(|rs| &**rs));
+    if old_pods == 0 {
+        return Vec::new();
+    }
+    let all_pods = old_pods + rs_replicas(new_rs);
+    let min_available = spec_replicas(d) - max_unavailable(d);
+    let new_unavailable = rs_replicas(new_rs) - rs_available(new_rs);
+    let max_scaled_down = all_pods - min_available - new_unavailable;
+    if max_scaled_down <= 0 {
+        return Vec::new();
+    }
+    let (mut changes, _) = cleanup_unhealthy_replicas(&mut active, max_scaled_down);
+    changes.extend(scale_down_old_replica_sets_for_rolling_update(
+        d,
+        &mut active,
+        Some(new_rs),
+    ));
+    changes
+}
+
+/// Upstream `cleanupUnhealthyReplicas`: oldest first, shrink each old ReplicaSet by its unavailable
+/// replicas until `max_cleanup_count` is used up. Returns the changes and the total removed.
+pub fn cleanup_unhealthy_replicas(
+    old_rss: &mut [&mut ReplicaSet],
+    max_cleanup_count: i32,
+) -> (Vec<ScaleChange>, i32) {
+    old_rss.sort_by(|a, b| by_creation_timestamp(a, b));
+    let mut changes = Vec::new();
+    let mut total = 0;
+    for rs in old_rss.iter_mut() {
+        if total >= max_cleanup_count {
+            break;
+        }
+        let (spec, available) = (rs_replicas(rs), rs_available(rs));
+        if spec == 0 || spec == available {
+            continue;
+        }
+        let count = (max_cleanup_count - total).min(spec - available);
+        changes.extend(resize(rs, spec - count));
+        total += count;
+    }
+    (changes, total)
+}
+
+/// Upstream `scaleDownOldReplicaSetsForRollingUpdate`: the available pods above `minAvailable` (counted
+/// over `old_rss` plus `new_rs`) may go; take them from the old ReplicaSets, oldest first.
+pub fn scale_down_old_replica_sets_for_rolling_update(
+    d: &Deployment,
+    old_rss: &mut [&mut ReplicaSet],
+    new_rs: Option<&ReplicaSet>,
+) -> Vec<ScaleChange> {
+    let min_available = spec_replicas(d) - max_unavailable(d);
+    let available =
+        get_available_replica_count_for_replica_sets(old_rss.iter().map(|rs| &**rs).chain(new_rs));
+    if available <= min_available {
+        return Vec::new();
+    }
+    old_rss.sort_by(|a, b| by_creation_timestamp(a, b));
+    let budget = available - min_available;
+    let mut done = 0;
+    let mut changes = Vec::new();
+    for rs in old_rss.iter_mut() {
+        if done >= budget {
+            break;
+        }
+        let spec = rs_replicas(rs);
+        if spec == 0 {
+            continue;
+        }
+        let count = spec.min(budget - done);
+        changes.extend(resize(rs, spec - count));
+        done += count;
+    }
+    changes
+}

@@ -1,0 +1,13 @@
+//! The controllers of miniplane, and the client-side machinery they share.
+//!
+//! Every controller is an API client: it reads through an informer's cache,
+//! is woken through a work queue, and writes through a [`runtime::Client`],
+//! so each write passes the same validation, defaulting and resourceVersion
+//! checks as one from kubectl. Start with [`runtime`], which is client-go in
+//! miniature (reflector, shared informer, indexed cache, work queue,
+//! expectations, the worker loop and the teaching trace); each controller
+//! module names the upstream controller it follows.
+
+pub mod deployment;
+pub mod replicaset;
+pub mod runtime;

@@ -1,0 +1,43 @@
+//! The client-side machinery every controller is built from: client-go in
+//! miniature.
+//!
+//! ```text
+//!            API server (apiserver::Api, in process or over HTTP)
+//!               ▲ writes                       │ list + watch
+//!               │                              ▼
+//!   Reconciler::reconcile ◀── WorkQueue ◀── Informer (reflector → cache + indexes)
+//!      reads the cache ─────────────────────────┘     │ Change<K> to every subscriber
+//!                                                     ▼
+//!                                       event handler: object → key → queue.add
+//! ```
+//!
+//! | module | client-go / kubernetes file | what it is |
+//! | --- | --- | --- |
+//! | [`client`] | `dynamic/simple.go`, `api/errors/errors.go` | the [`Client`] trait, the in-process client, typed calls |
+//! | [`http_client`] | `rest/request.go` | the same trait over plain HTTP |
+//! | [`informer`] | `tools/cache/reflector.go`, `shared_informer.go`, `thread_safe_store.go` | list + watch into an indexed cache shared by every controller |
+//! | [`workqueue`] | `util/workqueue/queue.go`, `delaying_queue.go`, `rate_limiting_queue.go`, `default_rate_limiters.go` | the deduplicating queue of keys |
+//! | [`expectations`] | `pkg/controller/controller_utils.go` | "I created 3 pods; wait until the cache has seen them" |
+//! | [`controller`] | sample-controller `controller.go` (`processNextWorkItem`) | the worker loop and the reconcile outcome |
+//! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
+//!
+//! Start reading at [`controller::run_workers`]: it is the whole loop.
+
+pub mod client;
+pub mod controller;
+pub mod expectations;
+pub mod http_client;
+pub mod informer;
+pub mod trace;
+pub mod workqueue;
+
+pub use client::{
+    BoxFuture, Client, ClientError, ClientResult, InProcessClient, ListParams, PatchType, ResourceRef, Typed,
+    WatchEvent,
+};
+pub use controller::{Action, ReconcileError, Reconciler, run_workers};
+pub use expectations::{ControllerExpectations, UidTrackingControllerExpectations};
+pub use http_client::HttpClient;
+pub use informer::{Change, Informer, Store};
+pub use trace::TracingClient;
+pub use workqueue::WorkQueue;
