@@ -19,12 +19,14 @@
 //! | [`workqueue`] | `util/workqueue/queue.go`, `delaying_queue.go`, `rate_limiting_queue.go`, `default_rate_limiters.go` | the deduplicating queue of keys |
 //! | [`expectations`] | `pkg/controller/controller_utils.go` | "I created 3 pods; wait until the cache has seen them" |
 //! | [`controller`] | sample-controller `controller.go` (`processNextWorkItem`) | the worker loop and the reconcile outcome |
+//! | [`events`] | `tools/record/event.go`, `events_cache.go` | Events with aggregated counts |
 //! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
 //!
 //! Start reading at [`controller::run_workers`]: it is the whole loop.
 
 pub mod client;
 pub mod controller;
+pub mod events;
 pub mod expectations;
 pub mod http_client;
 pub mod informer;
@@ -36,6 +38,7 @@ pub use client::{
     WatchEvent,
 };
 pub use controller::{Action, ReconcileError, Reconciler, run_workers};
+pub use events::{EventType, ObjectRef, Recorder};
 pub use expectations::{ControllerExpectations, UidTrackingControllerExpectations};
 pub use http_client::HttpClient;
 pub use informer::{Change, Informer, Store};

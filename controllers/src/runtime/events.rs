@@ -1,0 +1,321 @@
+//! Recording Events: what `kubectl describe` and `kubectl get events` show.
+//!
+//! Upstream: client-go `tools/record/event.go` (the recorder and broadcaster)
+//! and `events_cache.go` (the correlator). A component records "this
+//! happened to that object"; the recorder writes a core/v1 Event, and when
+//! the same thing happens again (same object, type, reason, message and
+//! source) it bumps `count` and `lastTimestamp` on the existing Event
+//! instead of creating another — the aggregation behind "x5 over 2m".
+//!
+//! Simplified: the correlator remembers every Event it wrote in memory (no
+//! LRU, no spam filter, no "similar events" combining), and a write that
+//! fails is logged and dropped, as upstream's sink does after its retries.
+//! Recording never blocks or fails the caller: each write runs on a task.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::{Value, json};
+use store::Clock;
+
+use super::client::{Client, PatchType, ResourceRef};
+
+/// `Normal` or `Warning`, the Event's `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// Something expected happened.
+    Normal,
+    /// Something may need attention.
+    Warning,
+}
+
+impl EventType {
+    fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// The object an Event is about (`involvedObject`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectRef {
+    /// e.g. `apps/v1`.
+    pub api_version: String,
+    /// e.g. `Deployment`.
+    pub kind: String,
+    /// Namespace; cluster-scoped objects' Events go to `default`.
+    pub namespace: Option<String>,
+    /// Name.
+    pub name: String,
+    /// uid.
+    pub uid: String,
+    /// Part of the object, e.g. `spec.containers{nginx}`.
+    pub field_path: Option<String>,
+}
+
+impl ObjectRef {
+    /// The reference to a typed object.
+    pub fn of<K: k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta>>(obj: &K) -> Self {
+        let meta = obj.metadata();
+        ObjectRef {
+            api_version: K::API_VERSION.to_string(),
+            kind: K::KIND.to_string(),
+            namespace: meta.namespace.clone(),
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+            field_path: None,
+        }
+    }
+
+    /// The same reference, pointing at a part of the object.
+    pub fn with_field_path(mut self, path: impl Into<String>) -> Self {
+        self.field_path = Some(path.into());
+        self
+    }
+}
+
+/// What makes two Events "the same" for aggregation.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Fingerprint {
+    object: ObjectRef,
+    type_: EventType,
+    reason: String,
+    message: String,
+}
+
+/// An Event already written: its name and how often it happened.
+#[derive(Clone)]
+struct Seen {
+    namespace: String,
+    name: String,
+    count: i64,
+}
+
+/// Records Events for one component. Cheap to clone.
+#[derive(Clone)]
+pub struct Recorder {
+    client: Arc<dyn Client>,
+    clock: Clock,
+    /// `source.component`, e.g. `deployment-controller`, `kubelet`.
+    component: String,
+    /// `source.host`, for the kubelet.
+    host: Option<String>,
+    /// Events written so far, by fingerprint. Held only to read or update
+    /// one entry, never across an await.
+    seen: Arc<Mutex<HashMap<Fingerprint, Seen>>>,
+}
+
+impl Recorder {
+    /// A recorder writing through `client`.
+    pub fn new(client: Arc<dyn Client>, clock: Clock, component: &str, host: Option<&str>) -> Self {
+        Recorder {
+            client,
+            clock,
+            component: component.to_string(),
+            host: host.map(str::to_string),
+            seen: Arc::default(),
+        }
+    }
+
+    /// Records that `reason` happened to `object`. Returns at once; the
+    /// write happens on a task.
+    pub fn record(&self, object: &ObjectRef, type_: EventType, reason: &str, message: &str) {
+        let fingerprint = Fingerprint {
+            object: object.clone(),
+            type_,
+            reason: reason.into(),
+            message: message.into(),
+        };
+        let now = rfc3339(&self.clock);
+        let (seen, first) = self.bump(&fingerprint);
+        let recorder = self.clone();
+        tokio::spawn(async move {
+            let result = if first {
+                recorder.write_new(&fingerprint, &seen, &now).await
+            } else {
+                recorder.write_repeat(&seen, &now).await
+            };
+            if let Err(e) = result {
+                tracing::warn!(reason = %fingerprint.reason, error = %e, "could not record event");
+            }
+        });
+    }
+
+    /// Counts one more occurrence: the Event's entry, and whether it is the first.
+    fn bump(&self, fingerprint: &Fingerprint) -> (Seen, bool) {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = seen.get_mut(fingerprint) {
+            entry.count += 1;
+            return (entry.clone(), false);
+        }
+        let namespace = fingerprint
+            .object
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let entry = Seen {
+            namespace,
+            name: event_name(&fingerprint.object.name, &self.clock),
+            count: 1,
+        };
+        seen.insert(fingerprint.clone(), entry.clone());
+        (entry, true)
+    }
+
+    async fn write_new(&self, f: &Fingerprint, seen: &Seen, now: &str) -> Result<(), super::ClientError> {
+        let o = &f.object;
+        let mut involved = json!({
+            "apiVersion": o.api_version, "kind": o.kind, "name": o.name, "uid": o.uid,
+        });
+        if let Some(ns) = &o.namespace {
+            involved["namespace"] = json!(ns);
+        }
+        if let Some(path) = &o.field_path {
+            involved["fieldPath"] = json!(path);
+        }
+        let mut source = json!({"component": self.component});
+        if let Some(host) = &self.host {
+            source["host"] = json!(host);
+        }
+        let event = json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": seen.name, "namespace": seen.namespace},
+            "involvedObject": involved,
+            "type": f.type_.as_str(), "reason": f.reason, "message": f.message,
+            "source": source, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now,
+            "reportingComponent": self.component,
+            "reportingInstance": self.host.clone().unwrap_or_default(),
+        });
+        let r = ResourceRef::of::<k8s_openapi::api::core::v1::Event>();
+        self.client
+            .create(&r, Some(&seen.namespace), event)
+            .await
+            .map(|_| ())
+    }
+
+    async fn write_repeat(&self, seen: &Seen, now: &str) -> Result<(), super::ClientError> {
+        let r = ResourceRef::of::<k8s_openapi::api::core::v1::Event>();
+        let patch: Value = json!({"count": seen.count, "lastTimestamp": now});
+        self.client
+            .patch(
+                &r,
+                Some(&seen.namespace),
+                &seen.name,
+                PatchType::Merge,
+                patch,
+                None,
+            )
+            .await
+            .map(|_| ())
+    }
+}
+
+/// `<object>.<hex of the nanoseconds now>`, as upstream names Events. A
+/// process-wide sequence is added so that two Events recorded at the same
+/// (simulated, possibly paused) instant still get different names.
+fn event_name(object: &str, clock: &Clock) -> String {
+    static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+    let nanos = clock
+        .now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let unique = nanos.wrapping_add(u128::from(SEQUENCE.fetch_add(1, Ordering::Relaxed)));
+    format!("{object}.{unique:x}")
+}
+
+/// Now as `metav1.Time` (RFC 3339, whole seconds, UTC).
+fn rfc3339(clock: &Clock) -> String {
+    apiserver::api::format_time(clock.now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::client::InProcessClient;
+    use std::time::Duration;
+
+    async fn client(clock: &Clock) -> Arc<dyn Client> {
+        let store = store::Store::open(store::Config {
+            durability: store::Durability::Buffered,
+            clock: clock.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
+        api.bootstrap().await.unwrap();
+        Arc::new(InProcessClient::new(api, "test"))
+    }
+
+    fn events_ref() -> ResourceRef {
+        ResourceRef::of::<k8s_openapi::api::core::v1::Event>()
+    }
+
+    /// Waits (bounded) until the namespace holds an Event with `count`.
+    async fn wait_for_count(client: &Arc<dyn Client>, clock: &Clock, count: i64) -> Vec<Value> {
+        for _ in 0..500 {
+            let (items, _) = client
+                .list(&events_ref(), Some("default"), &Default::default())
+                .await
+                .unwrap();
+            if items.iter().any(|e| e["count"] == count) {
+                return items;
+            }
+            clock.sleep(Duration::from_millis(5)).await;
+        }
+        panic!("no event reached count {count}");
+    }
+
+    #[tokio::test]
+    async fn repeats_are_aggregated_into_one_event_with_a_count() {
+        let clock = Clock::system();
+        let client = client(&clock).await;
+        let recorder = Recorder::new(client.clone(), clock.clone(), "deployment-controller", None);
+        let object = ObjectRef {
+            api_version: "apps/v1".into(),
+            kind: "Deployment".into(),
+            namespace: Some("default".into()),
+            name: "web".into(),
+            uid: "u1".into(),
+            field_path: None,
+        };
+        recorder.record(
+            &object,
+            EventType::Normal,
+            "ScalingReplicaSet",
+            "Scaled up replica set web-1 from 0 to 3",
+        );
+        wait_for_count(&client, &clock, 1).await;
+        recorder.record(
+            &object,
+            EventType::Normal,
+            "ScalingReplicaSet",
+            "Scaled up replica set web-1 from 0 to 3",
+        );
+        let items = wait_for_count(&client, &clock, 2).await;
+        assert_eq!(items.len(), 1, "{items:?}");
+        let e = &items[0];
+        assert_eq!(e["involvedObject"]["kind"], "Deployment");
+        assert_eq!(e["source"]["component"], "deployment-controller");
+        assert_eq!(e["type"], "Normal");
+        recorder.record(&object, EventType::Warning, "Other", "a different event");
+        let mut items = Vec::new();
+        for _ in 0..500 {
+            items = client
+                .list(&events_ref(), Some("default"), &Default::default())
+                .await
+                .unwrap()
+                .0;
+            if items.len() == 2 {
+                break;
+            }
+            clock.sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(items.len(), 2);
+    }
+}
