@@ -1,7 +1,9 @@
-//! The ReplicaSet controller's pure core: what to create or delete, and what status to report.
+//! The ReplicaSet controller: a pure core (what to create or delete, and what status to report) inside a
+//! thin async shell.
 //!
-//! Nothing in this module performs IO or reads a clock: every function takes the objects it needs and,
-//! where time matters, a `now` supplied by the caller (read once per sync from the injected clock).
+//! The core ([`plan`], [`status`], [`pod_util`]) performs no IO and reads no clock: every function takes
+//! the objects it needs and, where time matters, a `now` supplied by the caller (read once per sync from
+//! the injected clock).
 //!
 //! Where to start reading:
 //! * [`plan::plan_replicas`] — upstream `manageReplicas`: how many pods to create, or which ones to delete.
@@ -11,11 +13,15 @@
 //!   controller-ownerReference helpers, adoption/release decisions, slow-start batch sizes and pod
 //!   construction from a template. Other workload controllers (Deployment, Job, DaemonSet) reuse these.
 //!
-//! The async sync (informer reads, expectations, API writes) lives beside this module and is not part of it.
+//! The async shell (informer reads, expectations, API writes) is in [`sync`] (upstream `syncReplicaSet`,
+//! `manageReplicas`) and [`controller`] (the informer event handlers and the workers); only those two
+//! modules perform IO.
 
+pub mod controller;
 pub mod plan;
 pub mod pod_util;
 pub mod status;
+pub mod sync;
 
 #[cfg(test)]
 mod tests;
