@@ -12,6 +12,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cluster;
 mod kubeconfig;
 
 use std::net::SocketAddr;
@@ -43,6 +44,8 @@ pub struct Config {
     pub durability: Durability,
     /// The one clock.
     pub clock: Clock,
+    /// The simulated nodes and controllers; `None` serves the API alone.
+    pub sim: Option<cluster::SimConfig>,
     /// Watch history kept for resuming watches, in events (older
     /// resourceVersions get 410 Expired).
     pub history_max_events: usize,
@@ -58,6 +61,7 @@ impl Config {
             durability: Durability::Flush,
             clock: Clock::system(),
             history_max_events: store::Config::default().history_max_events,
+            sim: Some(cluster::SimConfig::default()),
         }
     }
 }
@@ -101,6 +105,8 @@ pub struct Server {
     shutdown: CancellationToken,
     /// The HTTP server task; joined by [`Server::stop`].
     http: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Informers, controllers, scheduler and kubelet; joined by [`Server::stop`].
+    components: Vec<tokio::task::JoinHandle<()>>,
     /// Keeps a temporary data dir alive as long as the server.
     _temp: Option<tempfile::TempDir>,
 }
@@ -136,6 +142,10 @@ impl Server {
         let shutdown = CancellationToken::new();
         let state = AppState::new(api.clone(), addr.to_string(), shutdown.clone());
         let http = tokio::spawn(apiserver::http::serve(listener, state));
+        let components = match &config.sim {
+            Some(sim) => cluster::start(&api, &config.clock, sim, &shutdown),
+            None => Vec::new(),
+        };
         let kubeconfig = config
             .kubeconfig
             .clone()
@@ -150,6 +160,7 @@ impl Server {
             kubeconfig,
             shutdown,
             http,
+            components,
             _temp: temp,
         })
     }
@@ -179,8 +190,14 @@ impl Server {
     pub async fn stop(self) -> Result<(), UpError> {
         self.shutdown.cancel();
         // Requests still running after the grace period are dropped with the task.
-        if tokio::time::timeout(SHUTDOWN_GRACE, self.http).await.is_err() {
-            tracing::warn!("some connections did not close in time");
+        let all = async {
+            let _ = self.http.await;
+            for component in self.components {
+                let _ = component.await;
+            }
+        };
+        if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
+            tracing::warn!("some connections or components did not stop in time");
         }
         self.api.store().close().await?;
         Ok(())

@@ -39,6 +39,13 @@ struct UpArgs {
     /// timestamp and delay follows it.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     time_scale: f64,
+    /// Number of simulated nodes.
+    #[arg(long, default_value_t = 3)]
+    nodes: usize,
+    /// Log the controllers' work step by step: informer event, enqueued
+    /// key, sync start, the API writes it made, outcome and duration.
+    #[arg(long, value_parser = ["controllers"])]
+    trace: Option<String>,
     /// Acknowledge writes before they are flushed to disk (faster, and a
     /// crash may lose the last half second of writes).
     #[arg(long)]
@@ -64,15 +71,25 @@ fn default_data_dir() -> PathBuf {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let Command::Up(args) = cli.command;
+    init_logging(args.trace.is_some());
+    up(args).await
+}
+
+/// Logs to stderr; `RUST_LOG` overrides the default level, and the trace adds
+/// the controllers' step-by-step lines (target `miniplane::trace`).
+fn init_logging(trace: bool) {
+    let default = if trace {
+        "info,miniplane::trace=info"
+    } else {
+        "info,miniplane::trace=off"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default.into());
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
-        Command::Up(args) => up(args).await,
-    }
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
@@ -88,6 +105,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         },
         clock: store::Clock::scaled(args.time_scale),
         history_max_events: store::Config::default().history_max_events,
+        sim: Some(miniplane::cluster::SimConfig {
+            nodes: args.nodes,
+            ..Default::default()
+        }),
     };
     let server = miniplane::Server::start(config)
         .await

@@ -5,9 +5,9 @@
 //! exits, restarts and graceful termination, reporting each step in the pod's
 //! status and as Events. miniplane runs no containers: this crate decides what a
 //! kubelet *would* report, as plain functions of the objects and a `now`
-//! parameter. It never reads a clock, never does I/O and never sleeps; the
-//! async runner in the main crate stores what these functions return and calls
-//! them again when they say to.
+//! parameter. Those functions never read a clock, never do I/O and never
+//! sleep; the async runner in [`run`] stores what they return and calls them
+//! again when they say to.
 //!
 //! * [`node`] — the Node object as a kubelet registers it, its heartbeat and
 //!   its Lease.
@@ -16,17 +16,21 @@
 //! * [`lifecycle`] — the pod lifecycle as a state table; [`lifecycle::next`]
 //!   says which status to write, which Events to emit and when to look again.
 //! * [`logs`] — synthetic container log lines consistent with the status.
+//! * [`run`] — the one impure part: the [`Kubelet`] loop that registers the
+//!   nodes, renews their Leases and writes what [`lifecycle::next`] decides.
 
 pub mod behaviour;
 pub mod lifecycle;
 pub mod logs;
 pub mod node;
+pub mod run;
 
 pub use behaviour::{Behaviour, ContainerBehaviour, ImagePull, Readiness};
 
 pub use lifecycle::{EventType, SimEvent, Step, next};
 pub use logs::{log_lines, previous_log_lines};
 pub use node::{Capacity, heartbeat, lease_object, node_internal_ip, node_object};
+pub use run::Kubelet;
 
 /// 64-bit FNV-1a: a small, stable hash used for every "deterministic from the
 /// name" value (IPs, machine ids, seeds). `std`'s hasher is not guaranteed to be

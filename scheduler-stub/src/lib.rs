@@ -20,6 +20,10 @@
 //! * [`resources`] and [`quantity`]: request arithmetic and the Kubernetes
 //!   quantity format.
 //!
+//! [`run`] is the one impure part: the [`Scheduler`] loop that watches pods
+//! and nodes through informers, calls [`decide::schedule`] and writes the
+//! Binding, the condition and the Events through the API.
+//!
 //! Not modelled: NodePorts, volume plugins, InterPodAffinity, explicit
 //! `topologySpreadConstraints`, ImageLocality, extended resources,
 //! pod-level resources, scheduling gates, and actual preemption.
@@ -28,6 +32,7 @@ pub mod decide;
 pub mod filter;
 pub mod quantity;
 pub mod resources;
+pub mod run;
 pub mod score;
 
 #[cfg(test)]
@@ -35,3 +40,4 @@ mod fixtures;
 
 pub use decide::{Decision, schedule};
 pub use filter::{Unfit, filter};
+pub use run::Scheduler;

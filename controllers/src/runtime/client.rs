@@ -249,6 +249,22 @@ pub trait Client: Send + Sync + 'static {
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>>;
 
+    /// POST to a subresource of one object, e.g. a pod's `binding`
+    /// (`POST pods/NAME/binding`, upstream `pods.Bind`). Clients without
+    /// subresource creates answer 405 MethodNotAllowed.
+    fn create_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+        obj: Value,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let _ = (r, ns, obj);
+        let message = format!("POST {name}/{subresource} is not supported by this client");
+        Box::pin(async move { Err(ClientError::new(405, "MethodNotAllowed", message)) })
+    }
+
     /// DELETE, with an optional grace period and propagation policy
     /// (`Background`, `Foreground`, `Orphan`).
     fn delete(
@@ -471,6 +487,31 @@ impl Client for InProcessClient {
             let ns = scoped(&r, ns.as_deref());
             let written = self.api.patch(&info, ns, &name, t, &patch, sub?, &opts).await?;
             Ok(written.object)
+        })
+    }
+
+    fn create_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+        obj: Value,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let is_binding = r.group.is_empty() && r.plural == "pods" && subresource == "binding";
+        let ns = ns.unwrap_or("default").to_string();
+        let name = name.to_string();
+        let subresource = subresource.to_string();
+        Box::pin(async move {
+            if !is_binding {
+                return Err(ClientError::new(
+                    405,
+                    "MethodNotAllowed",
+                    format!("POST {subresource} is not supported by this client"),
+                ));
+            }
+            self.api.bind(&ns, &name, &obj, &self.write_options()).await?;
+            Ok(serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}))
         })
     }
 

@@ -380,6 +380,23 @@ impl Client for HttpClient {
         })
     }
 
+    fn create_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+        obj: Value,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let path = self.path(r, ns, Some(name), Some(subresource));
+        let url = format!("{path}{}", self.write_query());
+        Box::pin(async move {
+            let body = json_body(&obj)?;
+            self.call(Method::POST, &url, Some(("application/json", body)))
+                .await
+        })
+    }
+
     fn delete(
         &self,
         r: &ResourceRef,
@@ -477,6 +494,34 @@ mod tests {
             "data": {"k": "v"},
         }))
         .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_binding_over_http_assigns_the_pod_once() {
+        let shutdown = CancellationToken::new();
+        let client: Arc<dyn Client> = Arc::new(HttpClient::new(&serve(&shutdown).await, "http-test"));
+        let pods = Typed::<Pod>::new(client.clone());
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+        }))
+        .unwrap();
+        pods.create(Some("default"), &pod).await.unwrap();
+        let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+                             "target": {"kind": "Node", "name": "node-1"}});
+        let r = ResourceRef::of::<Pod>();
+        client
+            .create_subresource(&r, Some("default"), "p", "binding", binding.clone())
+            .await
+            .unwrap();
+        let bound = pods.get(Some("default"), "p").await.unwrap();
+        assert_eq!(bound.spec.unwrap().node_name.as_deref(), Some("node-1"));
+        let again = client
+            .create_subresource(&r, Some("default"), "p", "binding", binding)
+            .await
+            .unwrap_err();
+        assert!(again.is_conflict(), "{again:?}");
+        shutdown.cancel();
     }
 
     #[tokio::test]

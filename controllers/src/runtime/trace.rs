@@ -223,6 +223,24 @@ impl Client for TracingClient {
         })
     }
 
+    fn create_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+        obj: Value,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let what = resource_path(r, Some(subresource));
+        let key = object_key(ns, name);
+        let call = self.inner.create_subresource(r, ns, name, subresource, obj);
+        Box::pin(async move {
+            let result = call.await;
+            write(&self.controller, "create", &what, &key, &result);
+            result
+        })
+    }
+
     fn delete(
         &self,
         r: &ResourceRef,

@@ -1,0 +1,344 @@
+//! The simulated kubelet's run loop: register the nodes, keep them alive,
+//! and drive every pod bound to them through [`crate::lifecycle::next`].
+//!
+//! Upstream: `pkg/kubelet/kubelet_node_status.go` (`registerWithAPIServer`,
+//! `updateNodeStatus`), `pkg/kubelet/nodestatus/setters.go` (the condition
+//! heartbeat), `pkg/kubelet/nodelease` and
+//! `staging/src/k8s.io/component-helpers/apimachinery/lease/controller.go`
+//! (the Lease renewal), `pkg/kubelet/kubelet.go` (`syncPod`, `HandlePodAdditions`)
+//! and `pkg/kubelet/status/status_manager.go` (`syncPod`: status writes and
+//! the final delete with grace period 0).
+//!
+//! ```text
+//! start:        for each node: create Node (or refresh it after a restart), create/renew Lease
+//! every 10 s:   for each node: Node status heartbeat, Lease renewTime
+//! pod informer ── pod bound to one of our nodes ──▶ queue (key namespace/name)
+//! worker: step = lifecycle::next(pod, Behaviour::for_pod(pod), now)
+//!         write step.status (status subresource), record step.events,
+//!         delete with grace 0 when step.delete_after is due,
+//!         look again after step.requeue_after
+//! ```
+//!
+//! One `Kubelet` serves several nodes, as if each had its own kubelet.
+//!
+//! Simplified: the node status is written on every heartbeat (upstream
+//! skips unchanged statuses until `nodeStatusReportFrequency`); a Node
+//! deleted while the kubelet runs is not registered again; the delete
+//! carries no UID precondition; no pod admission (every bound pod is
+//! started), no volumes, no probes beyond what [`crate::lifecycle`]
+//! simulates; `kubectl logs` is answered by the API server itself, not
+//! through the kubelet.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use controllers::runtime::{
+    Action, BoxFuture, Change, Client, ClientError, ClientResult, Informer, ObjectRef, ReconcileError,
+    Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, run_workers,
+};
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use store::Clock;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use crate::behaviour::Behaviour;
+use crate::lifecycle::{self, SimEvent};
+use crate::node::{Capacity, NODE_LEASE_NAMESPACE, heartbeat, lease_object, node_object, renew_lease};
+
+/// The component name of the kubelet's Events.
+pub const COMPONENT: &str = "kubelet";
+/// How often the node status and the Lease are refreshed (kubelet
+/// `nodeStatusUpdateFrequency`, and a quarter of the Lease duration).
+pub const HEARTBEAT_PERIOD: Duration = Duration::from_secs(10);
+/// First wait before retrying a failed registration.
+const REGISTER_RETRY: Duration = Duration::from_secs(1);
+/// Pods synced at the same time.
+const WORKERS: usize = 4;
+
+/// The simulated kubelet of a set of nodes: build it from the pod informer
+/// (before it runs), then [`Kubelet::run`] it.
+pub struct Kubelet {
+    core: Arc<Core>,
+    pod_changes: UnboundedReceiver<Change<Pod>>,
+}
+
+/// What the worker, the heartbeat and the event handler share.
+struct Core {
+    client: Arc<dyn Client>,
+    pods: Typed<Pod>,
+    nodes: Typed<Node>,
+    leases: Typed<Lease>,
+    clock: Clock,
+    capacity: Capacity,
+    node_names: BTreeSet<String>,
+    /// One recorder per node (`source.host` is the node).
+    recorders: HashMap<String, Recorder>,
+    pod_store: Store<Pod>,
+    queue: WorkQueue<String>,
+}
+
+impl Kubelet {
+    /// A kubelet for the nodes `nodes`, each offering `capacity`, writing
+    /// (and recording Events) through `client`. Subscribes to `pods`, which
+    /// must not be running yet.
+    pub fn new(
+        client: Arc<dyn Client>,
+        clock: Clock,
+        nodes: Vec<String>,
+        capacity: Capacity,
+        pods: &Informer<Pod>,
+    ) -> Self {
+        let recorders = nodes
+            .iter()
+            .map(|n| {
+                let recorder = Recorder::new(client.clone(), clock.clone(), COMPONENT, Some(n));
+                (n.clone(), recorder)
+            })
+            .collect();
+        let core = Core {
+            pods: Typed::new(client.clone()),
+            nodes: Typed::new(client.clone()),
+            leases: Typed::new(client.clone()),
+            client,
+            queue: WorkQueue::named(clock.clone(), COMPONENT),
+            clock,
+            capacity,
+            node_names: nodes.into_iter().collect(),
+            recorders,
+            pod_store: pods.store(),
+        };
+        Kubelet {
+            core: Arc::new(core),
+            pod_changes: pods.subscribe(),
+        }
+    }
+
+    /// Registers the nodes, then heartbeats and syncs pods until `shutdown`.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let Kubelet { core, pod_changes } = self;
+        let handler = tokio::spawn(handle_pod_changes(core.clone(), pod_changes, shutdown.clone()));
+        tokio::select! {
+            _ = shutdown.cancelled() => {}
+            _ = core.register_all(&shutdown) => {
+                let heartbeats = tokio::spawn(core.clone().heartbeat_loop(shutdown.clone()));
+                core.pod_store.wait_synced().await;
+                run_workers(core.queue.clone(), core.clone(), WORKERS, shutdown.clone()).await;
+                let _ = heartbeats.await;
+            }
+        }
+        let _ = handler.await;
+    }
+}
+
+/// Enqueues every pod bound to one of our nodes, on any change.
+async fn handle_pod_changes(
+    core: Arc<Core>,
+    mut pods: UnboundedReceiver<Change<Pod>>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let change = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            change = pods.recv() => change,
+        };
+        match change {
+            Some(Change::Added(pod)) | Some(Change::Updated { new: pod, .. }) => core.on_pod(&pod),
+            // The final delete was ours, or someone force-deleted the pod.
+            Some(Change::Deleted(_)) => {}
+            None => return,
+        }
+    }
+}
+
+fn node_name(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref()?.node_name.as_deref()
+}
+
+/// The clock's time as a `jiff` timestamp.
+fn now(clock: &Clock) -> Timestamp {
+    Timestamp::try_from(clock.now()).unwrap_or_default()
+}
+
+/// `Ok(None)` for 404, so that callers can create instead.
+fn found<T>(result: ClientResult<T>) -> ClientResult<Option<T>> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl Core {
+    fn on_pod(&self, pod: &Pod) {
+        if node_name(pod).is_some_and(|n| self.node_names.contains(n)) {
+            self.queue
+                .add(controllers::runtime::informer::key_of(&pod.metadata));
+        }
+    }
+
+    // -- nodes and leases ---------------------------------------------------
+
+    /// Registers every node and its Lease, retrying until it works or
+    /// `shutdown` (upstream `registerWithAPIServer` retries forever too).
+    async fn register_all(&self, shutdown: &CancellationToken) {
+        for name in &self.node_names {
+            let mut delay = REGISTER_RETRY;
+            while let Err(e) = self.register(name).await {
+                tracing::warn!(node = %name, "registering the node failed: {e}; retrying in {delay:?}");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = self.clock.sleep(delay) => {}
+                }
+                delay = (delay * 2).min(HEARTBEAT_PERIOD);
+            }
+        }
+    }
+
+    /// Creates the Node, or brings an existing one (a restart) up to date,
+    /// then creates or renews its Lease.
+    async fn register(&self, name: &str) -> ClientResult<()> {
+        let fresh = node_object(name, &self.capacity, now(&self.clock));
+        let node = match self.nodes.create(None, &fresh).await {
+            Ok(node) => node,
+            Err(e) if e.is_already_exists() => self.refresh_node(&fresh).await?,
+            Err(e) => return Err(e),
+        };
+        self.renew_lease(name, node.metadata.uid.as_deref()).await
+    }
+
+    /// A restart: keep the live Node (its spec may carry taints or
+    /// `unschedulable`), add our labels, and post a fresh status.
+    async fn refresh_node(&self, fresh: &Node) -> ClientResult<Node> {
+        let name = fresh.metadata.name.as_deref().unwrap_or_default();
+        let mut live = self.nodes.get(None, name).await?;
+        let mut labels = live.metadata.labels.clone().unwrap_or_default();
+        labels.extend(fresh.metadata.labels.clone().unwrap_or_default());
+        if live.metadata.labels.as_ref() != Some(&labels) {
+            live.metadata.labels = Some(labels);
+            live = self.nodes.update(&live).await?;
+        }
+        live.status = fresh.status.clone();
+        self.nodes.update_status(&live).await
+    }
+
+    /// Renews the node's Lease, creating it when missing.
+    async fn renew_lease(&self, name: &str, node_uid: Option<&str>) -> ClientResult<()> {
+        let now = now(&self.clock);
+        match found(self.leases.get(Some(NODE_LEASE_NAMESPACE), name).await)? {
+            Some(lease) => {
+                self.leases.update(&renew_lease(&lease, now)).await?;
+            }
+            None => {
+                let lease = lease_object(name, node_uid, now);
+                self.leases.create(Some(NODE_LEASE_NAMESPACE), &lease).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every [`HEARTBEAT_PERIOD`]: each node's status heartbeat and Lease.
+    async fn heartbeat_loop(self: Arc<Self>, shutdown: CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = self.clock.sleep(HEARTBEAT_PERIOD) => {}
+            }
+            for name in &self.node_names {
+                if let Err(e) = self.heartbeat(name).await {
+                    tracing::warn!(node = %name, "node heartbeat failed: {e}");
+                }
+            }
+        }
+    }
+
+    /// One heartbeat of one node (upstream `tryUpdateNodeStatus` + lease renew).
+    async fn heartbeat(&self, name: &str) -> ClientResult<()> {
+        let Some(mut node) = found(self.nodes.get(None, name).await)? else {
+            tracing::warn!(node = %name, "the Node is gone; not registering it again");
+            return Ok(());
+        };
+        node.status = Some(heartbeat(&node, now(&self.clock)));
+        let node = self.nodes.update_status(&node).await?;
+        self.renew_lease(name, node.metadata.uid.as_deref()).await
+    }
+
+    // -- pods -----------------------------------------------------------------
+
+    /// One sync of one pod (upstream `syncPod` + the status manager).
+    async fn sync_pod(&self, key: &str) -> Result<Action, ReconcileError> {
+        let Some(pod) = self.pod_store.get_by_key(key) else {
+            return Ok(Action::Done);
+        };
+        let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
+            return Ok(Action::Done);
+        };
+        let step = lifecycle::next(&pod, &Behaviour::for_pod(&pod), now(&self.clock));
+        if let Some(status) = step.status {
+            let mut updated = (*pod).clone();
+            updated.status = Some(status);
+            match self.pods.update_status(&updated).await {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => return Ok(Action::Done),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.record(node, &pod, &step.events);
+        if step.delete_after.is_some_and(|d| d.is_zero()) {
+            self.final_delete(&pod).await?;
+            return Ok(Action::Done);
+        }
+        let wait = [step.requeue_after, step.delete_after]
+            .into_iter()
+            .flatten()
+            .min();
+        Ok(wait.map_or(Action::Done, Action::RequeueAfter))
+    }
+
+    fn record(&self, node: &str, pod: &Pod, events: &[SimEvent]) {
+        let Some(recorder) = self.recorders.get(node) else {
+            return;
+        };
+        for event in events {
+            let mut object = ObjectRef::of(pod);
+            if let Some(path) = &event.field_path {
+                object = object.with_field_path(path.clone());
+            }
+            recorder.record(&object, event_type(event.type_), &event.reason, &event.message);
+        }
+    }
+
+    /// The status manager's last word: delete with grace period 0, which
+    /// removes the pod from the API.
+    async fn final_delete(&self, pod: &Pod) -> Result<(), ClientError> {
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let ns = pod.metadata.namespace.as_deref();
+        let resource = ResourceRef::of::<Pod>();
+        match self.client.delete(&resource, ns, name, Some(0), None).await {
+            Err(e) if !e.is_not_found() => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn event_type(t: lifecycle::EventType) -> controllers::runtime::EventType {
+    match t {
+        lifecycle::EventType::Normal => controllers::runtime::EventType::Normal,
+        lifecycle::EventType::Warning => controllers::runtime::EventType::Warning,
+    }
+}
+
+impl Reconciler for Core {
+    type Key = String;
+
+    fn name(&self) -> &str {
+        COMPONENT
+    }
+
+    fn reconcile(&self, key: &String) -> BoxFuture<'_, Result<Action, ReconcileError>> {
+        let key = key.clone();
+        Box::pin(async move { self.sync_pod(&key).await })
+    }
+}

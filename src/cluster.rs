@@ -1,0 +1,113 @@
+//! The control plane's components, started around one [`Api`]: shared
+//! informers, the ReplicaSet and Deployment controllers, the scheduler and
+//! the simulated kubelet.
+//!
+//! Every component is an API client (an `InProcessClient` named after it,
+//! so managedFields and Events say who wrote what). Informers are shared:
+//! one per kind, created first, subscribed to by every component that
+//! watches the kind, and only then started — the order upstream's
+//! `SharedInformerFactory` enforces.
+
+use std::sync::Arc;
+
+use apiserver::Api;
+use controllers::deployment::controller::DeploymentController;
+use controllers::replicaset::controller::ReplicaSetController;
+use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kubelet_sim::node::Capacity;
+use scheduler_stub::run::Scheduler;
+use store::Clock;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What the simulation runs.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Simulated nodes (`miniplane-worker-1` ...); 0 runs no kubelet.
+    pub nodes: usize,
+    /// What each node offers.
+    pub capacity: Capacity,
+    /// Workers per controller.
+    pub workers: usize,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            nodes: 3,
+            capacity: Capacity::default(),
+            workers: 2,
+        }
+    }
+}
+
+/// The names of the simulated nodes.
+pub fn node_names(count: usize) -> Vec<String> {
+    (1..=count).map(|i| format!("miniplane-worker-{i}")).collect()
+}
+
+fn client(api: &Api, component: &str) -> Arc<dyn Client> {
+    Arc::new(InProcessClient::new(api.clone(), component))
+}
+
+/// Starts every component; each stops when `shutdown` is cancelled.
+pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationToken) -> Vec<JoinHandle<()>> {
+    let informer_client = client(api, "miniplane-informers");
+    let deployments = Informer::<Deployment>::new(informer_client.clone(), clock.clone(), None);
+    let replicasets = Informer::<ReplicaSet>::new(informer_client.clone(), clock.clone(), None);
+    let pods = Informer::<Pod>::new(informer_client.clone(), clock.clone(), None);
+    let nodes = Informer::<Node>::new(informer_client, clock.clone(), None);
+
+    let recorder =
+        |c: &Arc<dyn Client>, component: &str| Recorder::new(c.clone(), clock.clone(), component, None);
+    let rs_client = client(api, "replicaset-controller");
+    let rs_controller = ReplicaSetController::new(
+        rs_client.clone(),
+        clock.clone(),
+        recorder(&rs_client, "replicaset-controller"),
+        &replicasets,
+        &pods,
+    );
+    let d_client = client(api, "deployment-controller");
+    let d_controller = DeploymentController::new(
+        d_client.clone(),
+        clock.clone(),
+        recorder(&d_client, "deployment-controller"),
+        &deployments,
+        &replicasets,
+        &pods,
+    );
+    let s_client = client(api, "default-scheduler");
+    let scheduler = Scheduler::new(
+        s_client.clone(),
+        clock.clone(),
+        recorder(&s_client, "default-scheduler"),
+        &pods,
+        &nodes,
+    );
+    let kubelet = (sim.nodes > 0).then(|| {
+        kubelet_sim::run::Kubelet::new(
+            client(api, "kubelet"),
+            clock.clone(),
+            node_names(sim.nodes),
+            sim.capacity.clone(),
+            &pods,
+        )
+    });
+
+    let mut handles = vec![
+        deployments.run(shutdown.clone()),
+        replicasets.run(shutdown.clone()),
+        pods.run(shutdown.clone()),
+        nodes.run(shutdown.clone()),
+    ];
+    handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
+    handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
+    handles.push(tokio::spawn(scheduler.run(shutdown.clone())));
+    if let Some(kubelet) = kubelet {
+        handles.push(tokio::spawn(kubelet.run(shutdown.clone())));
+    }
+    handles
+}
