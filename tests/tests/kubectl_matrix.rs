@@ -288,24 +288,34 @@ async fn imperative(c: &Cluster) {
     assert_eq!(d["metadata"]["annotations"]["owner"], "team-a");
 }
 
-/// Deletion with --wait and the three cascade modes.
+/// Deletion with --wait and the three cascade modes, on a Deployment whose
+/// controller made a ReplicaSet and pods.
 async fn deletion(c: &Cluster) {
-    let rs = |name: &str, owner: &Value| {
-        format!(
-            r#"{{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{{"name":"{name}","namespace":"default",
-            "ownerReferences":[{{"apiVersion":"apps/v1","kind":"Deployment","name":"{}","uid":{},"controller":true,"blockOwnerDeletion":true}}]}},
-            "spec":{{"replicas":0,"selector":{{"matchLabels":{{"app":"{name}"}}}},"template":{{"metadata":{{"labels":{{"app":"{name}"}}}},
-            "spec":{{"containers":[{{"name":"c","image":"busybox"}}]}}}}}}}}"#,
-            owner["metadata"]["name"].as_str().unwrap(),
-            owner["metadata"]["uid"]
-        )
-    };
     for (owner, cascade) in [("keep", "orphan"), ("fg", "foreground"), ("bg", "background")] {
-        c.ok(&["create", "deployment", owner, "--image", "nginx"]).await;
-        let d = c.json(&["get", "deploy", owner]).await;
-        let dependent = format!("{owner}-rs");
-        let file = c.file("rs.json", &rs(&dependent, &d));
-        c.ok(&["create", "-f", file.to_str().unwrap()]).await;
+        c.ok(&[
+            "create",
+            "deployment",
+            owner,
+            "--image",
+            "nginx",
+            "--replicas",
+            "2",
+        ])
+        .await;
+        c.ok(&[
+            "rollout",
+            "status",
+            &format!("deployment/{owner}"),
+            "--timeout=60s",
+        ])
+        .await;
+        let selector = format!("app={owner}");
+        let rs_name = c
+            .ok(&["get", "rs", "-l", &selector, "-o", "name"])
+            .await
+            .trim()
+            .to_string();
+        assert!(rs_name.starts_with("replicaset.apps/"), "{rs_name}");
         let out = c
             .ok(&[
                 "delete",
@@ -313,7 +323,7 @@ async fn deletion(c: &Cluster) {
                 owner,
                 &format!("--cascade={cascade}"),
                 "--wait",
-                "--timeout=20s",
+                "--timeout=30s",
             ])
             .await;
         assert!(
@@ -322,20 +332,16 @@ async fn deletion(c: &Cluster) {
         );
         assert!(c.fails(&["get", "deploy", owner]).await.contains("NotFound"));
         if cascade == "orphan" {
-            let kept = c.json(&["get", "rs", &dependent]).await;
+            let kept = c.json(&["get", &rs_name]).await;
             assert!(kept["metadata"].get("ownerReferences").is_none(), "{kept}");
+            let pods = c.ok(&["get", "pods", "-l", &selector, "-o", "name"]).await;
+            assert_eq!(pods.lines().count(), 2, "{pods}");
         } else {
-            // Background collection happens just after the owner is gone.
-            let gone = c
-                .ok(&[
-                    "wait",
-                    "--for=delete",
-                    &format!("rs/{dependent}"),
-                    "--timeout=20s",
-                ])
+            c.ok(&["wait", "--for=delete", &rs_name, "--timeout=30s"]).await;
+            c.ok(&["wait", "--for=delete", "pods", "-l", &selector, "--timeout=60s"])
                 .await;
-            let _ = gone;
-            assert!(c.fails(&["get", "rs", &dependent]).await.contains("NotFound"));
+            let left = c.ok(&["get", "pods", "-l", &selector, "-o", "name"]).await;
+            assert_eq!(left.trim(), "", "{left}");
         }
     }
 }

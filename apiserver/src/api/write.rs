@@ -355,6 +355,7 @@ impl Api {
             }
         }
         kinds::default_object(info, &mut body);
+        drop_empty_metadata(&mut body);
         Ok(body)
     }
 
@@ -568,6 +569,19 @@ fn strategic(info: &ResourceInfo, original: &Value, patch: &Value) -> ApiResult<
         // client's mistake, so they get a 400 here.
         PatchError::Internal(m) => ApiError::bad_request(m),
     })
+}
+
+/// Removes empty lists and maps from `metadata`: every ObjectMeta field is
+/// `omitempty` upstream, so a patch that empties `ownerReferences` or
+/// `finalizers` leaves no field behind.
+fn drop_empty_metadata(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.retain(|_, v| match v {
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            _ => true,
+        });
+    }
 }
 
 /// Parses a resourceVersion string.

@@ -425,22 +425,18 @@ impl<'a> Applier<'a> {
         Ok(())
     }
 
-    /// Writes `deployment.kubernetes.io/revision` with a merge patch of the metadata, preconditioned
-    /// on the resourceVersion the plan was made from.
+    /// Writes `deployment.kubernetes.io/revision` (with the resourceVersion the
+    /// plan was made from as precondition).
     async fn set_revision(&mut self, revision: &str) -> Result<(), ReconcileError> {
-        let patch = json!({
-            "metadata": {
-                "resourceVersion": self.d.metadata.resource_version,
-                "annotations": { REVISION_ANNOTATION: revision },
-            }
-        });
-        let ns = self.d.metadata.namespace.clone();
-        let name = name_of(&self.d.metadata).to_string();
-        self.d = self
-            .sync
-            .deployments_api
-            .patch(ns.as_deref(), &name, PatchType::Merge, patch)
-            .await?;
+        // Through the status subresource, as upstream does: it keeps
+        // annotation changes but, unlike the main resource, does not count
+        // them as a new generation.
+        let mut d = self.d.clone();
+        d.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(REVISION_ANNOTATION.to_string(), revision.to_string());
+        self.d = self.sync.deployments_api.update_status(&d).await?;
         Ok(())
     }
 
