@@ -32,7 +32,6 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use serde_json::json;
 use store::Clock;
 
 use super::plan::{self, CreateConflict, Plan, on_create_conflict, on_create_failure, plan_rollout};
