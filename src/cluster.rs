@@ -87,6 +87,9 @@ pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationT
         &pods,
         &nodes,
     );
+    if sim.nodes > 0 {
+        api.set_log_source(Arc::new(kubelet_logs));
+    }
     let kubelet = (sim.nodes > 0).then(|| {
         kubelet_sim::run::Kubelet::new(
             client(api, "kubelet"),
@@ -110,4 +113,26 @@ pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationT
         handles.push(tokio::spawn(kubelet.run(shutdown.clone())));
     }
     handles
+}
+
+/// The simulated kubelet's container logs, for `kubectl logs`.
+fn kubelet_logs(
+    pod: &serde_json::Value,
+    container: &str,
+    previous: bool,
+    now: std::time::SystemTime,
+) -> Vec<(String, String)> {
+    let Ok(pod) = serde_json::from_value::<Pod>(pod.clone()) else {
+        return Vec::new();
+    };
+    let now = jiff::Timestamp::try_from(now).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let lines = if previous {
+        kubelet_sim::logs::previous_log_lines(&pod, container, now)
+    } else {
+        kubelet_sim::logs::log_lines(&pod, container, now)
+    };
+    lines
+        .into_iter()
+        .map(|(t, line)| (t.strftime("%Y-%m-%dT%H:%M:%S%.9fZ").to_string(), line))
+        .collect()
 }

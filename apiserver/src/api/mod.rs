@@ -24,7 +24,7 @@ mod write;
 
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
 pub use read::{ListOptions, ObjectList, WatchEvent, WatchOptions, WatchStream};
-pub use subresource::{scale_of, synthetic_log};
+pub use subresource::{LogOptions, log_text, scale_of, synthetic_log};
 pub use write::{FieldValidation, PatchType, WriteOptions, Written};
 
 use std::sync::Arc;
@@ -46,7 +46,15 @@ struct Inner {
     store: Store,
     registry: Registry,
     clock: Clock,
+    /// Where `pods/log` reads container logs from: upstream the API server
+    /// asks the pod's kubelet; here the kubelet registers this once at start.
+    logs: std::sync::OnceLock<LogSource>,
 }
+
+/// A source of container logs: `(pod, container, previous, now)` → lines as
+/// (RFC 3339 timestamp, text), oldest first.
+pub type LogSource =
+    Arc<dyn Fn(&Value, &str, bool, std::time::SystemTime) -> Vec<(String, String)> + Send + Sync>;
 
 impl Api {
     /// An API over `store`, serving the kinds in `registry`.
@@ -56,6 +64,7 @@ impl Api {
                 store,
                 registry,
                 clock,
+                logs: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -63,6 +72,17 @@ impl Api {
     /// The store (for stats and shutdown).
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// Registers where container logs come from (the kubelet). Only the
+    /// first registration counts.
+    pub fn set_log_source(&self, source: LogSource) {
+        let _ = self.inner.logs.set(source);
+    }
+
+    /// The registered log source, if a kubelet registered one.
+    pub fn log_source(&self) -> Option<&LogSource> {
+        self.inner.logs.get()
     }
 
     /// The served kinds.

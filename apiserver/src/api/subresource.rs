@@ -244,3 +244,55 @@ fn set_condition(o: &mut Value, condition: Value) {
         items.push(condition);
     }
 }
+
+/// Options of `GET pods/NAME/log`.
+#[derive(Clone, Debug, Default)]
+pub struct LogOptions {
+    /// `previous=true`: the last terminated instance.
+    pub previous: bool,
+    /// `tailLines=N`.
+    pub tail_lines: Option<usize>,
+    /// `timestamps=true`: each line starts with its RFC 3339 time.
+    pub timestamps: bool,
+}
+
+impl Api {
+    /// The log of one container as text: from the kubelet's log source when
+    /// one is registered, else lines derived from the container's status.
+    pub fn pod_log(&self, pod: &Value, container: &str, opts: &LogOptions) -> ApiResult<String> {
+        let Some(source) = self.log_source() else {
+            return synthetic_log(pod, container);
+        };
+        let containers = pod
+            .pointer("/spec/containers")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !containers
+            .iter()
+            .any(|c| c.get("name").and_then(Value::as_str) == Some(container))
+        {
+            let name = obj::name(pod);
+            return Err(ApiError::bad_request(format!(
+                "container {container} is not valid for pod {name}"
+            )));
+        }
+        let lines = source(pod, container, opts.previous, self.clock().now());
+        Ok(log_text(&lines, opts))
+    }
+}
+
+/// Joins log lines as `kubectl logs` prints them.
+pub fn log_text(lines: &[(String, String)], opts: &LogOptions) -> String {
+    let skip = opts.tail_lines.map_or(0, |n| lines.len().saturating_sub(n));
+    let mut out = String::new();
+    for (time, line) in &lines[skip..] {
+        if opts.timestamps {
+            out.push_str(time);
+            out.push(' ');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}

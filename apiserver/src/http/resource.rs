@@ -11,6 +11,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::negotiate::{self, Wanted, json_response, table_response};
@@ -212,13 +213,86 @@ async fn log(state: &AppState, ns: Option<&str>, name: &str, query: &Query) -> A
             .unwrap_or("")
             .to_string(),
     };
-    let text = crate::api::synthetic_log(&pod, &container)?;
+    let opts = crate::api::LogOptions {
+        previous: is_true(query.get("previous")),
+        tail_lines: parse_number(query, "tailLines")?,
+        timestamps: is_true(query.get("timestamps")),
+    };
+    let text = state.api.pod_log(&pod, &container, &opts)?;
+    if is_true(query.get("follow")) {
+        return Ok(follow_log(state, ns, name, container, opts, text));
+    }
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain")],
         Body::from(text),
     )
         .into_response())
+}
+
+/// `logs -f`: the lines so far, then new lines as the container writes
+/// them (polled every simulated second), until the pod goes away, the
+/// client disconnects or the server stops.
+fn follow_log(
+    state: &AppState,
+    ns: Option<&str>,
+    name: &str,
+    container: String,
+    opts: crate::api::LogOptions,
+    first: String,
+) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(16);
+    let (api, shutdown) = (state.api.clone(), state.shutdown.clone());
+    let (ns, name) = (ns.map(str::to_string), name.to_string());
+    tokio::spawn(async move {
+        let all = crate::api::LogOptions {
+            tail_lines: None,
+            ..opts
+        };
+        let mut seen = match api.resource("", "v1", "pods").and_then(|info| {
+            let pod = api.get(&info, ns.as_deref(), &name)?;
+            api.pod_log(&pod, &container, &all)
+        }) {
+            Ok(text) => text.len(),
+            Err(_) => return,
+        };
+        if tx.send(first).await.is_err() {
+            return;
+        }
+        loop {
+            tokio::select! {
+                _ = tx.closed() => return,
+                _ = shutdown.cancelled() => return,
+                _ = api.clock().sleep(Duration::from_secs(1)) => {}
+            }
+            let Ok(info) = api.resource("", "v1", "pods") else {
+                return;
+            };
+            let Ok(pod) = api.get(&info, ns.as_deref(), &name) else {
+                return;
+            };
+            let Ok(text) = api.pod_log(&pod, &container, &all) else {
+                return;
+            };
+            if text.len() < seen || !text.is_char_boundary(seen) {
+                seen = text.len(); // the log was cut at its line cap
+            } else if text.len() > seen {
+                let new = text[seen..].to_string();
+                seen = text.len();
+                if tx.send(new).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx)
+        .map(|chunk| Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(chunk)));
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain")],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 fn respond_list(
