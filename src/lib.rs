@@ -131,7 +131,12 @@ impl Server {
             durability: config.durability,
             clock: config.clock.clone(),
             history_max_events: config.history_max_events,
-            ..Default::default()
+            // The window is meant in real time: at --time-scale 1000 ten
+            // simulated minutes would last 0.6 s and every informer a little
+            // behind would have to relist.
+            history_max_age: store::Config::default()
+                .history_max_age
+                .mul_f64(config.clock.scale().max(1.0)),
         })?;
         let api = Api::new(store, Registry::new(), config.clock.clone());
         api.bootstrap().await?;

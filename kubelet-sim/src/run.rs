@@ -53,6 +53,16 @@ pub const COMPONENT: &str = "kubelet";
 /// How often the node status and the Lease are refreshed (kubelet
 /// `nodeStatusUpdateFrequency`, and a quarter of the Lease duration).
 pub const HEARTBEAT_PERIOD: Duration = Duration::from_secs(10);
+
+/// The heartbeat period in simulated time: [`HEARTBEAT_PERIOD`], but never
+/// more often than once per real second. At `--time-scale 1000` ten
+/// simulated seconds are 10 ms, and every node writing its status and Lease
+/// a hundred times a second would crowd out everything else; nothing in
+/// miniplane reads a Lease's age yet, so a sparser heartbeat changes nothing
+/// a user sees.
+pub fn heartbeat_period(clock: &Clock) -> Duration {
+    HEARTBEAT_PERIOD.max(Duration::from_secs(1).mul_f64(clock.scale()))
+}
 /// First wait before retrying a failed registration.
 const REGISTER_RETRY: Duration = Duration::from_secs(1);
 /// Pods synced at the same time.
@@ -244,7 +254,7 @@ impl Core {
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                _ = self.clock.sleep(HEARTBEAT_PERIOD) => {}
+                _ = self.clock.sleep(heartbeat_period(&self.clock)) => {}
             }
             for name in &self.node_names {
                 if let Err(e) = self.heartbeat(name).await {
@@ -279,6 +289,11 @@ impl Core {
         if let Some(status) = step.status {
             let mut updated = (*pod).clone();
             updated.status = Some(status);
+            // The kubelet owns a bound pod's status: write it without a
+            // resourceVersion precondition, as upstream's status manager
+            // patches it, rather than conflicting with every other write
+            // (labels, the scheduler's condition) that raced the cache.
+            updated.metadata.resource_version = None;
             match self.pods.update_status(&updated).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => return Ok(Action::Done),

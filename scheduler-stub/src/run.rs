@@ -289,15 +289,19 @@ impl Core {
             let pods = self.pod_store.by_index(NODE_INDEX, &name);
             by_node.insert(name, pods);
         }
-        for (key, assumed) in &self.lock().assumed {
-            let cached_bound = self
-                .pod_store
-                .get_by_key(key)
-                .is_some_and(|p| node_name(&p).is_some());
-            if let (false, Some(node)) = (cached_bound, node_name(assumed)) {
-                by_node.entry(node.to_string()).or_default().push(assumed.clone());
-            }
-        }
+        // Assumed pods the cache now shows bound (or gone) are forgotten, so
+        // the assumed set stays as small as the informer's lag.
+        self.lock()
+            .assumed
+            .retain(|key, assumed| match self.pod_store.get_by_key(key) {
+                Some(cached) if node_name(&cached).is_none() => {
+                    if let Some(node) = node_name(assumed) {
+                        by_node.entry(node.to_string()).or_default().push(assumed.clone());
+                    }
+                    true
+                }
+                _ => false,
+            });
         by_node
     }
 
