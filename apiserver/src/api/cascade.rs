@@ -95,7 +95,18 @@ impl Api {
                 continue;
             }
             let scope = if namespaced { ns } else { None };
-            for object in self.list(&info, scope, &ListOptions::default())?.items {
+            let records = self
+                .inner
+                .store
+                .list(&info.prefix(scope), None, None)
+                .map_err(|e| super::store_error(&info, "", e))?;
+            // Only objects whose bytes mention the uid can name it as an
+            // owner: decode just those (a rollout deletes many pods, and
+            // decoding the whole namespace for each would be quadratic).
+            let finder = memchr::memmem::Finder::new(uid.as_bytes());
+            let mentions = |r: &&store::Record| !uid.is_empty() && finder.find(&r.value).is_some();
+            for record in records.records.iter().filter(mentions) {
+                let object = super::decode_record(record)?;
                 if owner_uids(&object).contains(&uid) {
                     out.push(Dependent {
                         info: info.clone(),
