@@ -159,7 +159,7 @@ impl Api {
         if grace == 0 && finalizers.is_empty() {
             return Plan::Remove;
         }
-        if already && !shortens(live, grace, &self.inner.clock) {
+        if already && !shortens(live, grace) {
             return Plan::Nothing;
         }
         let now = self.inner.clock.now();
@@ -292,11 +292,10 @@ fn grace_period(info: &ResourceInfo, live: &Value, opts: &DeleteOptions) -> i64 
 }
 
 /// A second delete may only bring the deletion time forward.
-fn shortens(live: &Value, grace: i64, clock: &store::Clock) -> bool {
+fn shortens(live: &Value, grace: i64) -> bool {
     let current = live
         .pointer("/metadata/deletionGracePeriodSeconds")
         .and_then(Value::as_i64);
-    let _ = clock;
     matches!(current, Some(c) if grace < c)
 }
 

@@ -44,7 +44,7 @@ pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
 }
 
 /// The parent object with `spec.replicas` taken from a (patched or sent) Scale.
-pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResult<Value> {
+pub fn with_scale(parent: &Value, scale: &Value) -> ApiResult<Value> {
     let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(Value::Null);
     let Some(n) = replicas.as_i64() else {
         return Err(ApiError::invalid(
@@ -70,7 +70,6 @@ pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResu
             )],
         ));
     }
-    let _ = info;
     let mut new = parent.clone();
     new["spec"]["replicas"] = json!(n);
     if let Some(rv) = scale.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
@@ -123,7 +122,7 @@ impl Api {
         opts: &super::WriteOptions,
     ) -> ApiResult<Value> {
         let parent = self.get(info, namespace, name)?;
-        let new = with_scale(info, &parent, scale)?;
+        let new = with_scale(&parent, scale)?;
         let written = self
             .update(info, namespace, name, new, Some(Subresource::Scale), opts)
             .await?;

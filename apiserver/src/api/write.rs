@@ -276,7 +276,7 @@ impl Api {
             }
         }
         match sub {
-            Some(Subresource::Scale) => super::subresource::with_scale(info, old, &doc),
+            Some(Subresource::Scale) => super::subresource::with_scale(old, &doc),
             _ => Ok(doc),
         }
     }
