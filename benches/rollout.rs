@@ -91,15 +91,41 @@ async fn run() -> Result<()> {
         cores()
     );
 
-    section(&format!(
-        "1. {ROLLOUT_REPLICAS}-replica rolling update (in-process server, Flush, {ROLLOUT_NODES} nodes × {ROLLOUT_PODS_PER_NODE} pods)"
-    ));
-    let r = rolling_update().await?;
-    section("2. RSS with 10,000 running pods (miniplane up, 100 nodes)");
-    let m = rss_10k().await?;
+    // `cargo bench --bench rollout -- rollout` (or `-- rss`) runs one section.
+    let only = |name: &str| {
+        let filters: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with("--"))
+            .collect();
+        filters.is_empty() || filters.iter().any(|f| f == name)
+    };
+    let r = if only("rollout") {
+        Some(rolling_update().await?)
+    } else {
+        None
+    };
+    let m = if only("rss") {
+        section("2. RSS with 10,000 running pods (miniplane up, 100 nodes)");
+        Some(rss_10k().await?)
+    } else {
+        None
+    };
 
     section("summary");
     println!("{:<46} {:>14} {:>14}", "figure", "value", "target");
+    if let Some(r) = &r {
+        rollout_summary(r);
+    }
+    if let Some(m) = &m {
+        rss_summary(m);
+    }
+    println!("\ntotal bench time {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+// ---------------------------------------------------------------- 1. rolling update
+
+fn rollout_summary(r: &RolloutFigures) {
     match &r.rollout {
         Some(done) => {
             let ratio = done.wall.as_secs_f64() / (done.writes as f64 * r.mean_write.as_secs_f64());
@@ -131,43 +157,7 @@ async fn run() -> Result<()> {
             "rolling update", "NOT FINISHED", "complete"
         ),
     }
-    match &m.reached {
-        Some(t) => println!(
-            "{:<46} {:>14} {:>14}",
-            "time to 10,000 Running pods",
-            format!("{:.1} s", t.as_secs_f64()),
-            ""
-        ),
-        None => println!(
-            "{:<46} {:>14} {:>14}",
-            "10,000 Running pods",
-            format!("NOT REACHED ({})", m.running),
-            "10,000"
-        ),
-    }
-    println!(
-        "{:<46} {:>14} {:>14}",
-        format!("VmRSS at {} Running pods", m.running),
-        format!("{:.1} MiB", m.rss_mib),
-        "< 300 MiB"
-    );
-    println!(
-        "{:<46} {:>14} {:>14}",
-        "VmRSS after 5 idle s",
-        format!("{:.1} MiB", m.rss_idle_mib),
-        "< 300 MiB"
-    );
-    println!(
-        "{:<46} {:>14} {:>14}",
-        "VmHWM (peak RSS)",
-        format!("{:.1} MiB", m.hwm_mib),
-        ""
-    );
-    println!("\ntotal bench time {:.0} s", started.elapsed().as_secs_f64());
-    Ok(())
 }
-
-// ---------------------------------------------------------------- 1. rolling update
 
 struct RolloutFigures {
     mean_write: Duration,
@@ -180,6 +170,9 @@ struct Done {
 }
 
 async fn rolling_update() -> Result<RolloutFigures> {
+    section(&format!(
+        "1. {ROLLOUT_REPLICAS}-replica rolling update (in-process server, Flush, {ROLLOUT_NODES} nodes × {ROLLOUT_PODS_PER_NODE} pods)"
+    ));
     let server = miniplane::Server::start(miniplane::Config {
         clock: Clock::scaled(TIME_SCALE),
         sim: Some(SimConfig {
@@ -361,6 +354,41 @@ async fn wait_complete(server: &miniplane::Server, what: &str, start: Instant) -
 }
 
 // ---------------------------------------------------------------- 2. RSS at 10,000 pods
+
+fn rss_summary(m: &RssFigures) {
+    match &m.reached {
+        Some(t) => println!(
+            "{:<46} {:>14} {:>14}",
+            "time to 10,000 Running pods",
+            format!("{:.1} s", t.as_secs_f64()),
+            ""
+        ),
+        None => println!(
+            "{:<46} {:>14} {:>14}",
+            "10,000 Running pods",
+            format!("NOT REACHED ({})", m.running),
+            "10,000"
+        ),
+    }
+    println!(
+        "{:<46} {:>14} {:>14}",
+        format!("VmRSS at {} Running pods", m.running),
+        format!("{:.1} MiB", m.rss_mib),
+        "< 300 MiB"
+    );
+    println!(
+        "{:<46} {:>14} {:>14}",
+        "VmRSS after 5 idle s",
+        format!("{:.1} MiB", m.rss_idle_mib),
+        "< 300 MiB"
+    );
+    println!(
+        "{:<46} {:>14} {:>14}",
+        "VmHWM (peak RSS)",
+        format!("{:.1} MiB", m.hwm_mib),
+        ""
+    );
+}
 
 struct RssFigures {
     /// Time from the first POST to 10,000 Running pods, when reached.

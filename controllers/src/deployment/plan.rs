@@ -26,6 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -154,7 +155,7 @@ impl From<IntOrPercentError> for PlanError {
 pub fn plan_rollout(
     d: &Deployment,
     rs_list: &[ReplicaSet],
-    pods: &[Pod],
+    pods: &[Arc<Pod>],
     now: Timestamp,
 ) -> Result<Plan, PlanError> {
     if selects_everything(d) {
@@ -252,7 +253,7 @@ struct Planner<'a> {
     /// Working copy: annotations and status change as the sync goes.
     d: Deployment,
     rs_list: &'a [ReplicaSet],
-    pods: &'a [Pod],
+    pods: &'a [Arc<Pod>],
     now: Timestamp,
     /// All old ReplicaSets as observed (upstream's `oldRSs`; used for status and cleanup).
     observed_old: Vec<ReplicaSet>,
@@ -267,7 +268,7 @@ struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    fn new(d: &'a Deployment, rs_list: &'a [ReplicaSet], pods: &'a [Pod], now: Timestamp) -> Self {
+    fn new(d: &'a Deployment, rs_list: &'a [ReplicaSet], pods: &'a [Arc<Pod>], now: Timestamp) -> Self {
         Planner {
             original: d,
             d: d.clone(),

@@ -8,6 +8,8 @@
 //! plain list of the Deployment's pods; a pod belongs to the ReplicaSet named by its controller owner
 //! reference. The in-place variants (`recreate_inplace.go`) are not modelled.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 
@@ -25,14 +27,14 @@ pub fn scale_down_old_replica_sets_for_recreate(old_rss: &mut [ReplicaSet]) -> V
 
 /// Upstream `oldPodsRunning`: some old ReplicaSet still reports pods, or some pod not owned by the new
 /// ReplicaSet is not yet `Succeeded`/`Failed` (an `Unknown` or missing phase counts as running).
-pub fn old_pods_running(new_rs: Option<&ReplicaSet>, old_rss: &[ReplicaSet], pods: &[Pod]) -> bool {
+pub fn old_pods_running(new_rs: Option<&ReplicaSet>, old_rss: &[ReplicaSet], pods: &[Arc<Pod>]) -> bool {
     if get_actual_replica_count_for_replica_sets(old_rss) > 0 {
         return true;
     }
     let new_uid = new_rs.and_then(|rs| rs.metadata.uid.as_deref());
     pods.iter()
         .filter(|pod| new_uid.is_none() || controller_uid(pod) != new_uid)
-        .any(is_not_terminal)
+        .any(|pod| is_not_terminal(pod))
 }
 
 fn controller_uid(pod: &Pod) -> Option<&str> {

@@ -104,12 +104,11 @@ impl DeploymentSync {
 
     /// Every pod controlled by one of `rs_list`, including finished ones
     /// (upstream `getPodMapForDeployment`, flattened).
-    fn pods_of(&self, rs_list: &[ReplicaSet]) -> Vec<Pod> {
+    fn pods_of(&self, rs_list: &[ReplicaSet]) -> Vec<Arc<Pod>> {
         rs_list
             .iter()
             .filter_map(|rs| rs.metadata.uid.as_deref())
             .flat_map(|uid| self.pods.by_index(OWNER_INDEX, uid))
-            .map(|p| Pod::clone(&p))
             .collect()
     }
 
