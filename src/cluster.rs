@@ -1,6 +1,6 @@
 //! The control plane's components, started around one [`Api`]: shared
-//! informers, the ReplicaSet and Deployment controllers, the scheduler and
-//! the simulated kubelet.
+//! informers, the ReplicaSet and Deployment controllers, the garbage
+//! collector, the scheduler and the simulated kubelet.
 //!
 //! Every component is an API client (an `InProcessClient` named after it,
 //! so managedFields and Events say who wrote what). Informers are shared:
@@ -12,6 +12,9 @@ use std::sync::Arc;
 
 use apiserver::Api;
 use controllers::deployment::controller::DeploymentController;
+use controllers::garbagecollector::controller::{
+    FIELD_MANAGER as GC_CLIENT, GarbageCollector, deletable_resources,
+};
 use controllers::replicaset::controller::ReplicaSetController;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -79,6 +82,13 @@ pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationT
         &replicasets,
         &pods,
     );
+    // The garbage collector lists and watches every kind itself, keeping
+    // only metadata in its owner graph, as upstream's monitors do.
+    let gc = GarbageCollector::new(
+        client(api, GC_CLIENT),
+        clock.clone(),
+        deletable_resources(api.registry()),
+    );
     let s_client = client(api, "default-scheduler");
     let scheduler = Scheduler::new(
         s_client.clone(),
@@ -108,6 +118,7 @@ pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationT
     ];
     handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
     handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
+    handles.push(tokio::spawn(gc.run(sim.workers, shutdown.clone())));
     handles.push(tokio::spawn(scheduler.run(shutdown.clone())));
     if let Some(kubelet) = kubelet {
         handles.push(tokio::spawn(kubelet.run(shutdown.clone())));

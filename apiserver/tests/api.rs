@@ -1,6 +1,6 @@
 //! The in-process API, without HTTP: the registry rules every write goes
 //! through (generation, status subresource, dry run, generateName,
-//! namespace lifecycle, finalizers and cascading deletion).
+//! namespace lifecycle, finalizers and what a propagation policy sets).
 
 use apiserver::api::{DeleteOptions, DeleteOutcome, Propagation, WriteOptions};
 use apiserver::error::Reason;
@@ -139,93 +139,101 @@ async fn generate_name_and_namespace_lifecycle() {
     assert_eq!(err.message, "namespaces \"nowhere\" not found");
 }
 
+/// A ConfigMap owned by `owner` (a Deployment), blocking its deletion.
+fn dependent_of(owner: &Value, name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "ownerReferences": [{
+            "apiVersion": "apps/v1", "kind": "Deployment", "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
+    })
+}
+
+/// The API server's part of a deletion: Foreground and Orphan set their
+/// finalizer and keep the owner; Background removes it. The dependents are
+/// the garbage collector's work (controllers/tests/garbage_collector.rs):
+/// without it, nothing cascades.
 #[tokio::test]
-async fn foreground_deletion_keeps_the_owner_until_dependents_are_gone() {
+async fn propagation_policies_set_finalizers_and_nothing_cascades_without_the_garbage_collector() {
     let api = api();
     api.bootstrap().await.unwrap();
     let deploys = api.resource("apps", "v1", "deployments").unwrap();
     let cms = api.resource("", "v1", "configmaps").unwrap();
-    let owner = api
-        .create(&deploys, Some("default"), deployment("owner"), &opts())
-        .await
-        .unwrap()
-        .object;
-    let dependent = json!({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "dep", "finalizers": ["example.com/hold"], "ownerReferences": [{
-            "apiVersion": "apps/v1", "kind": "Deployment", "name": "owner",
-            "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}]},
-    });
-    api.create(&cms, Some("default"), dependent, &opts())
-        .await
-        .unwrap();
-    let fg = DeleteOptions {
-        propagation: Some(Propagation::Foreground),
-        ..Default::default()
-    };
-    let outcome = api.delete(&deploys, Some("default"), "owner", &fg).await.unwrap();
-    let DeleteOutcome::Pending(marked) = outcome else {
-        panic!("owner must wait for its dependents")
-    };
-    assert_eq!(marked["metadata"]["finalizers"], json!(["foregroundDeletion"]));
-    assert!(marked["metadata"]["deletionTimestamp"].is_string());
-
-    // The dependent is being deleted but holds its own finalizer: the owner stays.
-    let dep = wait_for(|| {
-        api.get(&cms, Some("default"), "dep")
-            .ok()
-            .filter(|d| d["metadata"]["deletionTimestamp"].is_string())
-    })
-    .await;
-    assert!(api.get(&deploys, Some("default"), "owner").is_ok());
-    // Releasing it lets both go.
-    let mut released = dep.clone();
-    released["metadata"]["finalizers"] = json!([]);
-    api.update(&cms, Some("default"), "dep", released, None, &opts())
-        .await
-        .unwrap();
-    wait_for(|| api.get(&deploys, Some("default"), "owner").err()).await;
-    assert_eq!(
-        api.get(&cms, Some("default"), "dep").unwrap_err().reason,
-        Reason::NotFound
-    );
+    let cases = [
+        ("fg", Some(Propagation::Foreground), Some("foregroundDeletion")),
+        ("orphan", Some(Propagation::Orphan), Some("orphan")),
+        ("bg", Some(Propagation::Background), None),
+        ("default", None, None),
+    ];
+    for (name, propagation, finalizer) in cases {
+        let owner = api
+            .create(&deploys, Some("default"), deployment(name), &opts())
+            .await
+            .unwrap()
+            .object;
+        let dep_name = format!("{name}-dep");
+        api.create(&cms, Some("default"), dependent_of(&owner, &dep_name), &opts())
+            .await
+            .unwrap();
+        let delete = DeleteOptions {
+            propagation,
+            ..Default::default()
+        };
+        let outcome = api
+            .delete(&deploys, Some("default"), name, &delete)
+            .await
+            .unwrap();
+        match (outcome, finalizer) {
+            (DeleteOutcome::Pending(marked), Some(f)) => {
+                assert_eq!(marked["metadata"]["finalizers"], json!([f]), "{name}");
+                assert!(marked["metadata"]["deletionTimestamp"].is_string(), "{name}");
+                assert!(api.get(&deploys, Some("default"), name).is_ok(), "{name}");
+            }
+            (DeleteOutcome::Deleted(_), None) => {
+                let gone = api.get(&deploys, Some("default"), name).unwrap_err();
+                assert_eq!(gone.reason, Reason::NotFound, "{name}");
+            }
+            (outcome, _) => panic!("{name}: unexpected {outcome:?}"),
+        }
+        // Give a (wrongly) spawned cascade time to act, then check the dependent.
+        store::Clock::system()
+            .sleep(std::time::Duration::from_millis(50))
+            .await;
+        let dep = api.get(&cms, Some("default"), &dep_name).unwrap();
+        assert!(
+            dep["metadata"].get("deletionTimestamp").is_none(),
+            "{name}: {dep}"
+        );
+        assert_eq!(
+            dep["metadata"]["ownerReferences"][0]["uid"],
+            owner["metadata"]["uid"]
+        );
+    }
 }
 
 #[tokio::test]
-async fn orphan_deletion_strips_owner_references() {
+async fn removing_the_last_finalizer_of_a_deleting_object_removes_it() {
     let api = api();
     api.bootstrap().await.unwrap();
     let deploys = api.resource("apps", "v1", "deployments").unwrap();
-    let cms = api.resource("", "v1", "configmaps").unwrap();
-    let owner = api
-        .create(&deploys, Some("default"), deployment("o"), &opts())
-        .await
-        .unwrap()
-        .object;
-    let dependent = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept", "ownerReferences": [{
-        "apiVersion": "apps/v1", "kind": "Deployment", "name": "o", "uid": owner["metadata"]["uid"]}]}});
-    api.create(&cms, Some("default"), dependent, &opts())
+    api.create(&deploys, Some("default"), deployment("o"), &opts())
         .await
         .unwrap();
     let orphan = DeleteOptions {
         propagation: Some(Propagation::Orphan),
         ..Default::default()
     };
-    api.delete(&deploys, Some("default"), "o", &orphan).await.unwrap();
-    wait_for(|| api.get(&deploys, Some("default"), "o").err()).await;
-    let kept = api.get(&cms, Some("default"), "kept").unwrap();
-    assert!(kept["metadata"].get("ownerReferences").is_none(), "{kept}");
-}
-
-/// Polls `f` every 5 ms (the deletion tasks run meanwhile) until it returns Some,
-/// for at most 10 s.
-async fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
-    let clock = store::Clock::system();
-    for _ in 0..2_000 {
-        if let Some(v) = f() {
-            return v;
-        }
-        clock.sleep(std::time::Duration::from_millis(5)).await;
-    }
-    panic!("condition never met");
+    let DeleteOutcome::Pending(mut marked) =
+        api.delete(&deploys, Some("default"), "o", &orphan).await.unwrap()
+    else {
+        panic!("the orphan finalizer keeps the owner")
+    };
+    marked["metadata"]["finalizers"] = json!([]);
+    api.update(&deploys, Some("default"), "o", marked, None, &opts())
+        .await
+        .unwrap();
+    assert_eq!(
+        api.get(&deploys, Some("default"), "o").unwrap_err().reason,
+        Reason::NotFound
+    );
 }

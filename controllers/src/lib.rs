@@ -9,5 +9,6 @@
 //! module names the upstream controller it follows.
 
 pub mod deployment;
+pub mod garbagecollector;
 pub mod replicaset;
 pub mod runtime;

@@ -34,8 +34,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use controllers::runtime::{
-    Action, BoxFuture, Change, Client, ClientError, ClientResult, Informer, ObjectRef, ReconcileError,
-    Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, run_workers,
+    Action, BoxFuture, Change, Client, ClientError, ClientResult, DeleteParams, Informer, ObjectRef,
+    ReconcileError, Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, run_workers,
 };
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -331,7 +331,11 @@ impl Core {
         let name = pod.metadata.name.as_deref().unwrap_or_default();
         let ns = pod.metadata.namespace.as_deref();
         let resource = ResourceRef::of::<Pod>();
-        match self.client.delete(&resource, ns, name, Some(0), None).await {
+        match self
+            .client
+            .delete(&resource, ns, name, &DeleteParams::grace(0))
+            .await
+        {
             Err(e) if !e.is_not_found() => Err(e),
             _ => Ok(()),
         }

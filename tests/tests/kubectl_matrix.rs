@@ -261,6 +261,10 @@ async fn imperative(c: &Cluster) {
         r#"{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.27"}]}}}}"#,
     ])
     .await;
+    // Until the rollout is done the controller keeps writing status, and a
+    // replace from an older read would conflict.
+    c.ok(&["rollout", "status", "deployment/api", "--timeout=60s"])
+        .await;
     let d = c.json(&["get", "deploy", "api"]).await;
     assert_eq!(d["spec"]["minReadySeconds"], 5);
     assert_eq!(d["spec"]["replicas"], 2);

@@ -19,7 +19,9 @@
 //!   `rollout status`;
 //! * the Recreate strategy never runs old and new pods together;
 //! * a ReplicaSet replaces deleted pods, and adopts a matching orphan instead
-//!   of creating one pod too many.
+//!   of creating one pod too many;
+//! * `kubectl delete --cascade=foreground --wait` of a Deployment returns
+//!   only once the garbage collector has removed its ReplicaSet and pods.
 //!
 //! Every wait is bounded: kubectl with `--timeout=`, polls with
 //! [`tokio::time::timeout`].
@@ -862,5 +864,37 @@ spec:
     assert_eq!(live_pods(&api, "adopt").len(), 2);
     let seen = observer.finish().await;
     assert!(seen.violations.is_empty(), "{:#?}", seen.violations);
+    c.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// 9. Deletion.
+
+/// Foreground deletion through the garbage collector: the pods go first,
+/// then the ReplicaSet (its pods' controllerRefs block it), then the
+/// Deployment (its ReplicaSet's controllerRef blocks it). `kubectl delete
+/// --wait` waits for the Deployment, so when it returns nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreground_deletion_returns_after_the_replicaset_and_pods_are_gone() {
+    let mut c = cluster().await;
+    deploy(&c, "fg", 3, "{}", "").await;
+    let api = c.server().api().clone();
+    assert_eq!(list(&api, "replicasets", "app=fg").len(), 1);
+    assert_eq!(list(&api, "pods", "app=fg").len(), 3);
+    let out = c
+        .ok(&[
+            "delete",
+            "deployment",
+            "fg",
+            "--cascade=foreground",
+            "--wait",
+            "--timeout=30s",
+        ])
+        .await;
+    assert!(out.contains("deployment.apps \"fg\" deleted"), "{out}");
+    let left_rs = list(&api, "replicasets", "app=fg");
+    assert!(left_rs.is_empty(), "{left_rs:#?}");
+    let left_pods = list(&api, "pods", "app=fg");
+    assert!(left_pods.is_empty(), "{left_pods:#?}");
     c.stop().await;
 }

@@ -6,8 +6,14 @@
 //! `staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go`
 //! (`BeforeDelete`). An object is removed from the store only when its
 //! grace period is zero and no finalizer remains; otherwise the delete is an
-//! update that sets `deletionTimestamp`. The dependents of a deleted owner
-//! are handled by [`super::cascade`].
+//! update that sets `deletionTimestamp`.
+//!
+//! The propagation policy only decides which finalizer the owner gets
+//! (`orphan` for Orphan, `foregroundDeletion` for Foreground, none for
+//! Background): what happens to the dependents is the garbage collector's
+//! work (`controllers/src/garbagecollector`), as upstream. An API server
+//! running without the controllers cascades nothing. Namespaces are emptied
+//! by [`super::namespace_finalizer`].
 
 use serde_json::{Value, json};
 
@@ -144,7 +150,7 @@ impl Api {
     fn plan_delete(&self, info: &ResourceInfo, live: &Value, opts: &DeleteOptions) -> Plan {
         let mut new = live.clone();
         let already = live.pointer("/metadata/deletionTimestamp").is_some();
-        if info.kind == "Namespace" && info.group.is_empty() {
+        if is_namespace(info) {
             return namespace_plan(new, already, self.now_rfc3339());
         }
         let grace = grace_period(info, live, opts);
@@ -198,7 +204,6 @@ impl Api {
             .map_err(|e| store_error(info, name, e))?;
         let mut last = live;
         super::set_resource_version(&mut last, deleted_at);
-        self.after_removal(info, &last, opts.propagation);
         Ok(DeleteOutcome::Deleted(last))
     }
 
@@ -216,7 +221,9 @@ impl Api {
         }
         let rv = self.store_put(info, key, name, &new, rev).await?;
         super::set_resource_version(&mut new, rv);
-        self.after_marking(info, &new);
+        if is_namespace(info) {
+            self.start_namespace_finalizer(&new);
+        }
         Ok(DeleteOutcome::Pending(new))
     }
 
@@ -251,8 +258,12 @@ enum Plan {
     Nothing,
 }
 
+fn is_namespace(info: &ResourceInfo) -> bool {
+    info.kind == "Namespace" && info.group.is_empty()
+}
+
 /// A namespace is first marked Terminating; the namespace finalizer in
-/// [`super::cascade`] then empties and removes it.
+/// [`super::namespace_finalizer`] then empties and removes it.
 fn namespace_plan(mut ns: Value, already: bool, now: String) -> Plan {
     if already {
         return Plan::Nothing;

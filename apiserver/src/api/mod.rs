@@ -16,8 +16,8 @@
 //! store holds them without `metadata.resourceVersion`; it is set from the
 //! store's revision on every read, as upstream does with etcd's `mod_revision`.
 
-mod cascade;
 mod delete;
+mod namespace_finalizer;
 mod read;
 mod subresource;
 mod write;

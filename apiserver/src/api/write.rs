@@ -517,7 +517,6 @@ impl Api {
                 .await
                 .map_err(|e| store_error(info, name, e))?;
             super::set_resource_version(&mut new, deleted_at);
-            self.after_removal(info, &new, None);
         }
         Ok(Written {
             object: new,

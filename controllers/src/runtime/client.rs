@@ -265,16 +265,59 @@ pub trait Client: Send + Sync + 'static {
         Box::pin(async move { Err(ClientError::new(405, "MethodNotAllowed", message)) })
     }
 
-    /// DELETE, with an optional grace period and propagation policy
-    /// (`Background`, `Foreground`, `Orphan`).
+    /// DELETE with [`DeleteParams`] (grace period, propagation policy, uid precondition).
     fn delete(
         &self,
         r: &ResourceRef,
         ns: Option<&str>,
         name: &str,
-        grace_period: Option<i64>,
-        propagation: Option<&str>,
+        params: &DeleteParams,
     ) -> BoxFuture<'_, ClientResult<()>>;
+}
+
+/// The `metav1.DeleteOptions` fields that components send.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteParams {
+    /// `gracePeriodSeconds`: 0 removes a pod at once; `None` uses the object's own.
+    pub grace_period_seconds: Option<i64>,
+    /// `propagationPolicy`: `Background`, `Foreground` or `Orphan`.
+    pub propagation_policy: Option<String>,
+    /// `preconditions.uid`: 409 Conflict when `name` is now another object of
+    /// that name (the garbage collector never deletes a namesake).
+    pub uid: Option<String>,
+}
+
+impl DeleteParams {
+    /// A delete with `gracePeriodSeconds` only.
+    pub fn grace(seconds: i64) -> Self {
+        DeleteParams {
+            grace_period_seconds: Some(seconds),
+            ..Default::default()
+        }
+    }
+
+    /// A delete with `propagationPolicy` only.
+    pub fn propagation(policy: &str) -> Self {
+        DeleteParams {
+            propagation_policy: Some(policy.to_string()),
+            ..Default::default()
+        }
+    }
+
+    /// The `DeleteOptions` body of an HTTP DELETE.
+    pub fn to_body(&self) -> Value {
+        let mut options = serde_json::json!({"kind": "DeleteOptions", "apiVersion": "v1"});
+        if let Some(g) = self.grace_period_seconds {
+            options["gracePeriodSeconds"] = g.into();
+        }
+        if let Some(p) = &self.propagation_policy {
+            options["propagationPolicy"] = p.as_str().into();
+        }
+        if let Some(uid) = &self.uid {
+            options["preconditions"] = serde_json::json!({"uid": uid});
+        }
+        options
+    }
 }
 
 /// `metadata.name` of an object, or "".
@@ -287,6 +330,11 @@ pub fn name_of(obj: &Value) -> &str {
 /// `metadata.namespace` of an object.
 pub fn namespace_of(obj: &Value) -> Option<&str> {
     obj.pointer("/metadata/namespace").and_then(Value::as_str)
+}
+
+/// `metadata.uid` of an object, or "".
+pub fn uid_of(obj: &Value) -> &str {
+    obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("")
 }
 
 /// `metadata.resourceVersion` of an object, or "".
@@ -520,18 +568,21 @@ impl Client for InProcessClient {
         r: &ResourceRef,
         ns: Option<&str>,
         name: &str,
-        grace_period: Option<i64>,
-        propagation: Option<&str>,
+        params: &DeleteParams,
     ) -> BoxFuture<'_, ClientResult<()>> {
-        let r = r.clone();
-        let ns = ns.map(str::to_string);
-        let name = name.to_string();
-        let propagation = propagation.map(Propagation::parse).transpose();
+        let (r, ns, name) = (r.clone(), ns.map(str::to_string), name.to_string());
+        let propagation = params
+            .propagation_policy
+            .as_deref()
+            .map(Propagation::parse)
+            .transpose();
+        let (grace_period, uid) = (params.grace_period_seconds, params.uid.clone());
         Box::pin(async move {
             let info = self.info(&r)?;
             let opts = DeleteOptions {
                 grace_period,
                 propagation: propagation?,
+                uid,
                 ..Default::default()
             };
             self.api
@@ -663,7 +714,9 @@ where
 
     /// DELETE with the server's defaults (grace period, Background propagation).
     pub async fn delete(&self, ns: Option<&str>, name: &str) -> ClientResult<()> {
-        self.client.delete(&self.resource, ns, name, None, None).await
+        self.client
+            .delete(&self.resource, ns, name, &DeleteParams::default())
+            .await
     }
 }
 
@@ -671,7 +724,7 @@ where
 mod tests {
     use super::*;
     use k8s_openapi::api::apps::v1::ReplicaSet;
-    use k8s_openapi::api::core::v1::{Namespace, Pod};
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 
     #[test]
     fn resource_ref_of_reads_group_plural_and_scope() {
@@ -696,5 +749,39 @@ mod tests {
         assert!(ClientError::from(ApiError::modified("", "pods", "p")).is_conflict());
         assert!(ClientError::from(ApiError::already_exists("", "pods", "p")).is_already_exists());
         assert!(ClientError::from(ApiError::expired(1, 5)).is_expired());
+    }
+
+    #[tokio::test]
+    async fn delete_with_a_uid_precondition_refuses_a_namesake() {
+        let with_uid = |uid: &str| DeleteParams {
+            uid: Some(uid.to_string()),
+            ..DeleteParams::propagation("Background")
+        };
+        let store = store::Store::open(store::Config::default()).unwrap();
+        let api = Api::new(store, apiserver::Registry::new(), store::Clock::system());
+        api.bootstrap().await.unwrap();
+        let client = InProcessClient::new(api, "test");
+        let r = ResourceRef::of::<ConfigMap>();
+        {
+            let cm = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+            let created = client.create(&r, Some("default"), cm).await.unwrap();
+            let stale = client
+                .delete(&r, Some("default"), "c", &with_uid("not-its-uid"))
+                .await
+                .unwrap_err();
+            assert!(stale.is_conflict(), "{stale:?}");
+            assert!(client.get(&r, Some("default"), "c").await.is_ok());
+            client
+                .delete(&r, Some("default"), "c", &with_uid(uid_of(&created)))
+                .await
+                .unwrap();
+            assert!(
+                client
+                    .get(&r, Some("default"), "c")
+                    .await
+                    .unwrap_err()
+                    .is_not_found()
+            );
+        }
     }
 }

@@ -21,7 +21,8 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 use super::client::{
-    BoxFuture, Client, ClientError, ClientResult, ListParams, PatchType, ResourceRef, WatchEvent, name_of,
+    BoxFuture, Client, ClientError, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef,
+    WatchEvent, name_of,
 };
 
 /// A [`Client`] for an API server at a plain-HTTP address.
@@ -78,6 +79,23 @@ impl HttpClient {
     /// `?fieldManager=...` for a write.
     fn write_query(&self) -> String {
         format!("?fieldManager={}", encode(&self.field_manager))
+    }
+
+    /// DELETE with a `DeleteOptions` body.
+    fn delete_with_options(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        options: Value,
+    ) -> BoxFuture<'_, ClientResult<()>> {
+        let url = self.path(r, ns, Some(name), None);
+        Box::pin(async move {
+            let body = json_body(&options)?;
+            self.call(Method::DELETE, &url, Some(("application/json", body)))
+                .await?;
+            Ok(())
+        })
     }
 
     /// Sends one request on a new connection; returns the response head and body.
@@ -402,23 +420,9 @@ impl Client for HttpClient {
         r: &ResourceRef,
         ns: Option<&str>,
         name: &str,
-        grace_period: Option<i64>,
-        propagation: Option<&str>,
+        params: &DeleteParams,
     ) -> BoxFuture<'_, ClientResult<()>> {
-        let url = self.path(r, ns, Some(name), None);
-        let mut options = json!({"kind": "DeleteOptions", "apiVersion": "v1"});
-        if let Some(g) = grace_period {
-            options["gracePeriodSeconds"] = json!(g);
-        }
-        if let Some(p) = propagation {
-            options["propagationPolicy"] = json!(p);
-        }
-        Box::pin(async move {
-            let body = json_body(&options)?;
-            self.call(Method::DELETE, &url, Some(("application/json", body)))
-                .await?;
-            Ok(())
-        })
+        self.delete_with_options(r, ns, name, params.to_body())
     }
 }
 
@@ -549,6 +553,31 @@ mod tests {
         cms.delete(Some("default"), "one").await.unwrap();
         let err = cms.get(Some("default"), "one").await.unwrap_err();
         assert!(err.is_not_found() && err.code == 404, "{err:?}");
+        shutdown.cancel();
+    }
+
+    #[tokio::test]
+    async fn a_delete_with_a_stale_uid_is_refused_over_http() {
+        let shutdown = CancellationToken::new();
+        let client: Arc<dyn Client> = Arc::new(HttpClient::new(&serve(&shutdown).await, "http-test"));
+        let cms = Typed::<ConfigMap>::new(client.clone());
+        let created = cms.create(Some("default"), &config_map("one")).await.unwrap();
+        let r = ResourceRef::of::<ConfigMap>();
+        let with_uid = |uid: &str| DeleteParams {
+            uid: Some(uid.to_string()),
+            ..DeleteParams::propagation("Background")
+        };
+        let stale = client
+            .delete(&r, Some("default"), "one", &with_uid("not-its-uid"))
+            .await
+            .unwrap_err();
+        assert!(stale.is_conflict(), "{stale:?}");
+        let uid = created.metadata.uid.unwrap();
+        client
+            .delete(&r, Some("default"), "one", &with_uid(&uid))
+            .await
+            .unwrap();
+        assert!(cms.get(Some("default"), "one").await.unwrap_err().is_not_found());
         shutdown.cancel();
     }
 

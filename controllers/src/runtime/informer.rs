@@ -679,6 +679,7 @@ fn retry_delay(failures: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::DeleteParams;
     use crate::runtime::client::{InProcessClient, Typed};
     use k8s_openapi::api::apps::v1::ReplicaSet;
     use serde_json::json;
@@ -790,7 +791,12 @@ mod tests {
         assert_eq!(cached.metadata.labels.as_ref().unwrap()["app"], "db");
 
         client
-            .delete(&ResourceRef::of::<Pod>(), Some("default"), "p1", Some(0), None)
+            .delete(
+                &ResourceRef::of::<Pod>(),
+                Some("default"),
+                "p1",
+                &DeleteParams::grace(0),
+            )
             .await
             .unwrap();
         assert_eq!(name_of(&next(&mut rx).await), ("deleted", "default/p1".into()));
@@ -849,7 +855,12 @@ mod tests {
 
         // A delete removes it from every index.
         client
-            .delete(&ResourceRef::of::<Pod>(), Some("default"), "b", Some(0), None)
+            .delete(
+                &ResourceRef::of::<Pod>(),
+                Some("default"),
+                "b",
+                &DeleteParams::grace(0),
+            )
             .await
             .unwrap();
         eventually(&clock, || store.by_index(NODE_INDEX, "node-2").is_empty()).await;
@@ -937,10 +948,9 @@ mod tests {
             r: &ResourceRef,
             ns: Option<&str>,
             name: &str,
-            grace: Option<i64>,
-            prop: Option<&str>,
+            params: &DeleteParams,
         ) -> super::super::BoxFuture<'_, super::super::ClientResult<()>> {
-            self.inner.delete(r, ns, name, grace, prop)
+            self.inner.delete(r, ns, name, params)
         }
     }
 
@@ -1025,7 +1035,7 @@ mod tests {
     async fn client_delete(client: &Arc<dyn Client>, name: &str) {
         let r = ResourceRef::of::<ReplicaSet>();
         client
-            .delete(&r, Some("default"), name, Some(0), None)
+            .delete(&r, Some("default"), name, &DeleteParams::grace(0))
             .await
             .unwrap();
     }

@@ -34,8 +34,8 @@ pub mod trace;
 pub mod workqueue;
 
 pub use client::{
-    BoxFuture, Client, ClientError, ClientResult, InProcessClient, ListParams, PatchType, ResourceRef, Typed,
-    WatchEvent,
+    BoxFuture, Client, ClientError, ClientResult, DeleteParams, InProcessClient, ListParams, PatchType,
+    ResourceRef, Typed, WatchEvent,
 };
 pub use controller::{Action, ReconcileError, Reconciler, run_workers};
 pub use events::{EventType, ObjectRef, Recorder};

@@ -27,7 +27,7 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 use super::client::{
-    BoxFuture, Client, ClientResult, ListParams, PatchType, ResourceRef, WatchEvent, name_of,
+    BoxFuture, Client, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef, WatchEvent, name_of,
 };
 
 /// The `tracing` target of every trace line.
@@ -246,12 +246,11 @@ impl Client for TracingClient {
         r: &ResourceRef,
         ns: Option<&str>,
         name: &str,
-        grace_period: Option<i64>,
-        propagation: Option<&str>,
+        params: &DeleteParams,
     ) -> BoxFuture<'_, ClientResult<()>> {
         let what = r.plural.clone();
         let key = object_key(ns, name);
-        let call = self.inner.delete(r, ns, name, grace_period, propagation);
+        let call = self.inner.delete(r, ns, name, params);
         Box::pin(async move {
             let result = call.await;
             write(&self.controller, "delete", &what, &key, &result);

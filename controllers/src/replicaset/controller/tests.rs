@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 use super::ReplicaSetController;
 use crate::runtime::events::Recorder;
 use crate::runtime::{
-    BoxFuture, Client, ClientError, ClientResult, InProcessClient, Informer, ListParams, PatchType,
-    ResourceRef, Typed, WatchEvent,
+    BoxFuture, Client, ClientError, ClientResult, DeleteParams, InProcessClient, Informer, ListParams,
+    PatchType, ResourceRef, Typed, WatchEvent,
 };
 
 /// A running controller, its informers, and typed clients for the test.
@@ -418,10 +418,9 @@ impl Client for RefusingPodCreates {
         r: &ResourceRef,
         ns: Option<&str>,
         name: &str,
-        grace: Option<i64>,
-        propagation: Option<&str>,
+        params: &DeleteParams,
     ) -> BoxFuture<'_, ClientResult<()>> {
-        self.inner.delete(r, ns, name, grace, propagation)
+        self.inner.delete(r, ns, name, params)
     }
 }
 

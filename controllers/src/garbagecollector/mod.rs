@@ -1,0 +1,41 @@
+//! The garbage collector: deletes objects whose owners are gone, and carries
+//! out the `orphan` and `foregroundDeletion` finalizers the API server sets
+//! when an owner is deleted with `propagationPolicy: Orphan` or `Foreground`.
+//!
+//! Upstream: `pkg/controller/garbagecollector/` — `garbagecollector.go`
+//! (the workers), `graph.go` (the node), `graph_builder.go` (the monitors
+//! and `processGraphChanges`), `operations.go` and `patch.go` (the API
+//! calls). The API server's part — setting `deletionTimestamp` and the two
+//! finalizers, and removing an object once its last finalizer is gone — is
+//! in `apiserver/src/api/delete.rs`.
+//!
+//! ```text
+//! monitors (list + watch every deletable resource, metadata only)
+//!   └─▶ Graph: uid → node { identity, owners, dependents, being deleted, ... }
+//!         │ owner removed        → its dependents         ─┐
+//!         │ owner starts Foreground → it and its dependents ├─▶ attemptToDelete ─▶ delete / drop refs /
+//!         │ dependent unblocks a waiting owner → the owner  ─┘                      remove foregroundDeletion
+//!         │ owner starts Orphan  ─────────────────────────────▶ attemptToOrphan ─▶ drop refs, remove orphan
+//!         │ owner named but never seen (virtual) → verify it exists ─▶ attemptToDelete
+//! ```
+//!
+//! Where to start reading: [`plan::attempt_to_delete_item`] (what happens to
+//! an object, given its owners), then [`graph::Graph::upsert`] (what each
+//! change queues), then [`controller`] (the workers' live lookups and writes).
+//!
+//! Only [`graph`] and [`plan`] are pure; [`graph_builder`], [`operations`]
+//! and [`controller`] perform IO.
+//!
+//! Simplified against upstream: the resources are read once at start (no
+//! discovery resync for new CRDs); no `absentOwnerCache` (every owner check
+//! is a live GET); a virtual node keeps the coordinates of the first
+//! dependent that named it; no events, no metrics, no debug graph endpoint.
+
+pub mod controller;
+pub mod graph;
+pub mod graph_builder;
+pub mod operations;
+pub mod plan;
+
+#[cfg(test)]
+mod tests;
