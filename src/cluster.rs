@@ -55,8 +55,15 @@ fn client(api: &Api, component: &str) -> Arc<dyn Client> {
     Arc::new(InProcessClient::new(api.clone(), component))
 }
 
-/// Starts every component; each stops when `shutdown` is cancelled.
-pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationToken) -> Vec<JoinHandle<()>> {
+/// Starts every component, the kubelet drawing its random choices under
+/// `seed`; each stops when `shutdown` is cancelled.
+pub fn start(
+    api: &Api,
+    clock: &Clock,
+    sim: &SimConfig,
+    seed: u64,
+    shutdown: &CancellationToken,
+) -> Vec<JoinHandle<()>> {
     let informer_client = client(api, "miniplane-informers");
     let deployments = Informer::<Deployment>::new(informer_client.clone(), clock.clone(), None);
     let replicasets = Informer::<ReplicaSet>::new(informer_client.clone(), clock.clone(), None);
@@ -104,6 +111,7 @@ pub fn start(api: &Api, clock: &Clock, sim: &SimConfig, shutdown: &CancellationT
         kubelet_sim::run::Kubelet::new(
             client(api, "kubelet"),
             clock.clone(),
+            seed,
             node_names(sim.nodes),
             sim.capacity.clone(),
             &pods,

@@ -46,13 +46,21 @@ pub struct Config {
     pub clock: Clock,
     /// The simulated nodes and controllers; `None` serves the API alone.
     pub sim: Option<cluster::SimConfig>,
+    /// Seeds every random choice of the run: uids, `generateName` suffixes
+    /// and cluster IPs in the API server, image pull times in the kubelet.
+    /// On a fresh data dir, the same seed and the same requests replay a run.
+    pub seed: u64,
     /// Watch history kept for resuming watches, in events (older
     /// resourceVersions get 410 Expired).
     pub history_max_events: usize,
+    /// How long an Event lives after its last write (simulated time;
+    /// kube-apiserver's `--event-ttl`).
+    pub event_ttl: std::time::Duration,
 }
 
 impl Config {
-    /// A throwaway server on a free loopback port (for tests and examples).
+    /// A throwaway server on a free loopback port (for tests and examples),
+    /// seeded with 0 so that every run draws the same random values.
     pub fn ephemeral() -> Self {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -61,7 +69,9 @@ impl Config {
             durability: Durability::Flush,
             clock: Clock::system(),
             history_max_events: store::Config::default().history_max_events,
+            event_ttl: apiserver::event_ttl::DEFAULT_TTL,
             sim: Some(cluster::SimConfig::default()),
+            seed: 0,
         }
     }
 }
@@ -138,7 +148,8 @@ impl Server {
                 .history_max_age
                 .mul_f64(config.clock.scale().max(1.0)),
         })?;
-        let api = Api::new(store, Registry::new(), config.clock.clone());
+        tracing::info!(seed = config.seed, "seeding the simulation (replay with --seed)");
+        let api = Api::with_seed(store, Registry::new(), config.clock.clone(), config.seed);
         api.bootstrap().await?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
@@ -147,10 +158,17 @@ impl Server {
         let shutdown = CancellationToken::new();
         let state = AppState::new(api.clone(), addr.to_string(), shutdown.clone());
         let http = tokio::spawn(apiserver::http::serve(listener, state));
-        let components = match &config.sim {
-            Some(sim) => cluster::start(&api, &config.clock, sim, &shutdown),
+        let mut components = match &config.sim {
+            Some(sim) => cluster::start(&api, &config.clock, sim, config.seed, &shutdown),
             None => Vec::new(),
         };
+        for prefix in apiserver::event_ttl::EVENT_PREFIXES {
+            let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);
+            let shutdown = shutdown.clone();
+            components.push(tokio::spawn(async move {
+                apiserver::event_ttl::run(store, clock, prefix, ttl, shutdown).await
+            }));
+        }
         let kubeconfig = config
             .kubeconfig
             .clone()

@@ -50,6 +50,15 @@ struct UpArgs {
     /// crash may lose the last half second of writes).
     #[arg(long)]
     no_fsync: bool,
+    /// Seed of every random choice (uids, generated names, cluster IPs,
+    /// image pull times): on a fresh data dir the same seed and the same
+    /// requests replay a run [default: random, logged at start].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// How long an Event is kept after its last update, in simulated time
+    /// (as kube-apiserver's flag: `1h`, `30m`, `90s`, `1h0m0s`).
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    event_ttl: std::time::Duration,
 }
 
 fn parse_time_scale(s: &str) -> Result<f64, String> {
@@ -57,6 +66,14 @@ fn parse_time_scale(s: &str) -> Result<f64, String> {
         Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
         _ => Err(format!("{s:?} is not a positive number")),
     }
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<jiff::SignedDuration>()
+        .ok()
+        .and_then(|d| std::time::Duration::try_from(d).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{s:?} is not a positive duration such as 1h, 30m or 90s"))
 }
 
 fn default_data_dir() -> PathBuf {
@@ -105,10 +122,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         },
         clock: store::Clock::scaled(args.time_scale),
         history_max_events: store::Config::default().history_max_events,
+        event_ttl: args.event_ttl,
         sim: Some(miniplane::cluster::SimConfig {
             nodes: args.nodes,
             ..Default::default()
         }),
+        seed: args.seed.unwrap_or_else(rand::random),
     };
     let server = miniplane::Server::start(config)
         .await
@@ -129,4 +148,21 @@ async fn wait_for_signal() -> anyhow::Result<()> {
         _ = term.recv() => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn event_ttl_takes_kube_apiserver_durations() {
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1h0m0s"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("-5m").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
 }

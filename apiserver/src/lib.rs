@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod error;
+pub mod event_ttl;
 pub mod http;
 pub mod kinds;
 pub mod managed;

@@ -2,7 +2,7 @@
 //! through (generation, status subresource, dry run, generateName,
 //! namespace lifecycle, finalizers and what a propagation policy sets).
 
-use apiserver::api::{DeleteOptions, DeleteOutcome, Propagation, WriteOptions};
+use apiserver::api::{DeleteOptions, DeleteOutcome, ListOptions, Propagation, WriteOptions};
 use apiserver::error::Reason;
 use apiserver::{Api, Registry};
 use serde_json::{Value, json};
@@ -137,6 +137,80 @@ async fn generate_name_and_namespace_lifecycle() {
         .unwrap_err();
     assert_eq!(err.reason, Reason::NotFound);
     assert_eq!(err.message, "namespaces \"nowhere\" not found");
+}
+
+/// The name and uid of each of three ConfigMaps created with `generateName`
+/// in a freshly bootstrapped `api`.
+async fn generated_names_and_uids(api: &Api) -> Vec<(String, String)> {
+    api.bootstrap().await.unwrap();
+    let cms = api.resource("", "v1", "configmaps").unwrap();
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "cfg-"}});
+    let mut made = Vec::new();
+    for _ in 0..3 {
+        let obj = api
+            .create(&cms, Some("default"), cm.clone(), &opts())
+            .await
+            .unwrap()
+            .object;
+        let field = |f: &str| obj["metadata"][f].as_str().unwrap().to_string();
+        made.push((field("name"), field("uid")));
+    }
+    made
+}
+
+fn seeded_api(store: store::Store, seed: u64) -> Api {
+    Api::with_seed(store, Registry::new(), store::Clock::system(), seed)
+}
+
+fn temporary_store() -> store::Store {
+    store::Store::open(store::Config::default()).expect("temporary store")
+}
+
+#[tokio::test]
+async fn the_seed_decides_generated_names_and_uids() {
+    let first = generated_names_and_uids(&seeded_api(temporary_store(), 7)).await;
+    let replay = generated_names_and_uids(&seeded_api(temporary_store(), 7)).await;
+    let other = generated_names_and_uids(&seeded_api(temporary_store(), 8)).await;
+    assert_eq!(first, replay);
+    for (a, b) in first.iter().zip(&other) {
+        assert_ne!(a.0, b.0);
+        assert_ne!(a.1, b.1);
+    }
+}
+
+/// A restart on a kept store under the same seed must not hand out again the
+/// uids of the objects already stored.
+#[tokio::test]
+async fn a_reopened_store_does_not_hand_out_stored_uids_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = store::Config {
+        path: Some(dir.path().join("store")),
+        ..store::Config::default()
+    };
+    let store = store::Store::open(config.clone()).unwrap();
+    generated_names_and_uids(&seeded_api(store.clone(), 7)).await;
+    store.close().await.unwrap();
+    drop(store);
+    let api = seeded_api(store::Store::open(config).unwrap(), 7);
+    // The first draw after the restart: on the old stream, the uid of `default`.
+    let cms = api.resource("", "v1", "configmaps").unwrap();
+    let named = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after-restart"}});
+    api.create(&cms, Some("default"), named, &opts()).await.unwrap();
+    generated_names_and_uids(&api).await;
+    let mut uids = Vec::new();
+    for plural in ["namespaces", "configmaps"] {
+        let info = api.resource("", "v1", plural).unwrap();
+        let list = api.list(&info, None, &ListOptions::default()).unwrap();
+        uids.extend(
+            list.items
+                .iter()
+                .map(|o| o["metadata"]["uid"].as_str().unwrap().to_string()),
+        );
+    }
+    assert_eq!(uids.len(), 4 + 7);
+    uids.sort();
+    uids.dedup();
+    assert_eq!(uids.len(), 4 + 7, "a uid was handed out twice");
 }
 
 /// A ConfigMap owned by `owner` (a Deployment), blocking its deletion.

@@ -20,9 +20,11 @@
 //!
 //! The one random input, the image pull time (1–3 s for a first pull, 0.2–0.8 s
 //! for a re-pull under `imagePullPolicy: Always`), is drawn from a generator
-//! passed in, or from one seeded by the pod's uid, so replaying a pod gives the
-//! same timeline. An invalid annotation value never fails the pod: it yields a
-//! warning (for the runner to surface, e.g. as an Event) and the default.
+//! passed in, or from one seeded by the simulation's seed (`--seed`) and the
+//! pod's namespace and name: under one seed a pod of a given name always gets
+//! the same timeline, in whatever order pods are synced and whatever its uid.
+//! An invalid annotation value never fails the pod: it yields a warning (for
+//! the runner to surface, e.g. as an Event) and the default.
 //!
 //! Simplifications: startup and liveness probes are not simulated (a container
 //! is `started` as soon as it runs); probe jitter is ignored.
@@ -107,11 +109,11 @@ pub struct Behaviour {
 }
 
 impl Behaviour {
-    /// The behaviour of `pod`, with pull times drawn from a generator seeded by
-    /// the pod's uid (or namespace/name without one): the same pod always gets
-    /// the same timeline.
-    pub fn for_pod(pod: &Pod) -> Behaviour {
-        let mut rng = ChaCha8Rng::seed_from_u64(pod_seed(pod));
+    /// The behaviour of `pod` in the simulation seeded by `seed`, with pull
+    /// times drawn from a generator seeded by [`pod_seed`]: under one seed, a
+    /// pod of a given namespace and name always gets the same timeline.
+    pub fn for_pod(pod: &Pod, seed: u64) -> Behaviour {
+        let mut rng = ChaCha8Rng::seed_from_u64(pod_seed(pod, seed));
         Behaviour::from_pod(pod, &mut rng)
     }
 
@@ -155,17 +157,16 @@ impl Behaviour {
     }
 }
 
-/// The seed [`Behaviour::for_pod`] uses.
-pub fn pod_seed(pod: &Pod) -> u64 {
+/// The per-pod seed [`Behaviour::for_pod`] uses: a hash of the simulation's
+/// `seed` and the pod's namespace and name. Not the uid, which differs each
+/// time a pod of the same name is created.
+pub fn pod_seed(pod: &Pod, seed: u64) -> u64 {
     let meta = &pod.metadata;
-    match meta.uid.as_deref() {
-        Some(uid) => stable_hash(&["uid", uid]),
-        None => stable_hash(&[
-            "name",
-            meta.namespace.as_deref().unwrap_or_default(),
-            meta.name.as_deref().unwrap_or_default(),
-        ]),
-    }
+    stable_hash(&[
+        &seed.to_string(),
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    ])
 }
 
 fn container_behaviour(container: &Container, never_ready: bool, rng: &mut impl Rng) -> ContainerBehaviour {
@@ -292,6 +293,9 @@ mod tests {
 
     use super::*;
 
+    /// The simulation seed of these tests.
+    const SEED: u64 = 42;
+
     fn pod(annotations: &[(&str, &str)], container: Container) -> Pod {
         Pod {
             metadata: ObjectMeta {
@@ -324,7 +328,7 @@ mod tests {
 
     #[test]
     fn defaults_without_annotations() {
-        let b = Behaviour::for_pod(&pod(&[], nginx()));
+        let b = Behaviour::for_pod(&pod(&[], nginx()), SEED);
         assert_eq!(b.run, None);
         assert_eq!(b.exit_code, 0);
         assert_eq!(b.image_pull, ImagePull::Succeed);
@@ -339,7 +343,7 @@ mod tests {
 
     #[test]
     fn annotations_are_honoured() {
-        let b = Behaviour::for_pod(&pod(
+        let p = pod(
             &[
                 (RUN_SECONDS, "3"),
                 (EXIT_CODE, "1"),
@@ -348,7 +352,8 @@ mod tests {
                 (STARTUP_SECONDS, " 4 "),
             ],
             nginx(),
-        ));
+        );
+        let b = Behaviour::for_pod(&p, SEED);
         assert_eq!(b.run, Some(SignedDuration::from_secs(3)));
         assert_eq!(b.exit_code, 1);
         assert_eq!(b.image_pull, ImagePull::Fail);
@@ -359,7 +364,7 @@ mod tests {
 
     #[test]
     fn invalid_values_warn_and_default() {
-        let b = Behaviour::for_pod(&pod(
+        let p = pod(
             &[
                 (RUN_SECONDS, "soon"),
                 (EXIT_CODE, "300"),
@@ -368,7 +373,8 @@ mod tests {
                 (STARTUP_SECONDS, "-1"),
             ],
             nginx(),
-        ));
+        );
+        let b = Behaviour::for_pod(&p, SEED);
         assert_eq!(b.run, None);
         assert_eq!(b.exit_code, 0);
         assert_eq!(b.image_pull, ImagePull::Succeed);
@@ -418,11 +424,48 @@ mod tests {
 
     #[test]
     fn seeded_behaviour_is_deterministic_per_pod() {
-        let a = Behaviour::for_pod(&pod(&[], nginx()));
-        let b = Behaviour::for_pod(&pod(&[], nginx()));
+        let a = Behaviour::for_pod(&pod(&[], nginx()), SEED);
+        let b = Behaviour::for_pod(&pod(&[], nginx()), SEED);
         assert_eq!(a, b);
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let c = Behaviour::from_pod(&pod(&[], nginx()), &mut rng);
         assert!(c.containers[0].pull >= SignedDuration::from_secs(1));
+    }
+
+    /// Both pull times of the pod's one container.
+    fn pulls(b: &Behaviour) -> (SignedDuration, SignedDuration) {
+        (b.containers[0].pull, b.containers[0].repull)
+    }
+
+    #[test]
+    fn same_seed_and_name_draw_the_same_pulls_whatever_the_uid() {
+        let first = pod(&[], nginx());
+        let mut recreated = pod(&[], nginx());
+        recreated.metadata.uid = Some("uid-2".into());
+        assert_eq!(
+            Behaviour::for_pod(&first, SEED),
+            Behaviour::for_pod(&recreated, SEED)
+        );
+    }
+
+    #[test]
+    fn another_seed_draws_other_pulls() {
+        let p = pod(&[], nginx());
+        assert_ne!(
+            pulls(&Behaviour::for_pod(&p, SEED)),
+            pulls(&Behaviour::for_pod(&p, SEED + 1))
+        );
+    }
+
+    #[test]
+    fn another_pod_name_draws_other_pulls() {
+        let web1 = pod(&[], nginx());
+        let mut web2 = pod(&[], nginx());
+        web2.metadata.name = Some("web-2".into());
+        let mut other_ns = pod(&[], nginx());
+        other_ns.metadata.namespace = Some("team".into());
+        let seeded = |p: &Pod| pulls(&Behaviour::for_pod(p, SEED));
+        assert_ne!(seeded(&web1), seeded(&web2));
+        assert_ne!(seeded(&web1), seeded(&other_ns));
     }
 }

@@ -1077,6 +1077,9 @@ mod tests {
 
     use super::*;
 
+    /// The simulation seed of these tests.
+    const SEED: u64 = 0;
+
     fn t0() -> Timestamp {
         "2025-05-01T10:00:00Z".parse().unwrap()
     }
@@ -1145,7 +1148,7 @@ mod tests {
     /// Step the pod through simulated time, calling `next` exactly when asked,
     /// and render one line per call that changed something.
     fn simulate(pod: &mut Pod, horizon: i64) -> String {
-        let behaviour = Behaviour::for_pod(pod);
+        let behaviour = Behaviour::for_pod(pod, SEED);
         let mut now = t0();
         let mut out = String::new();
         while now <= t0() + SignedDuration::from_secs(horizon) {
@@ -1255,7 +1258,7 @@ mod tests {
         let ready = condition(&p, "Ready");
         assert_eq!(
             ready.last_transition_time,
-            Some(Time(t0() + SignedDuration::from_millis(12_412)))
+            Some(Time(t0() + SignedDuration::from_millis(12_815)))
         );
     }
 
@@ -1341,7 +1344,7 @@ mod tests {
         let mut p = pod(&succeed, "Never", None);
         let transcript = simulate(&mut p, 3600);
         assert!(
-            transcript.ends_with("  5.412 Succeeded Completed 0/1 restarts=0\n"),
+            transcript.ends_with("  5.815 Succeeded Completed 0/1 restarts=0\n"),
             "{transcript}"
         );
         assert_eq!(condition(&p, "Ready").reason.as_deref(), Some("PodCompleted"));
@@ -1353,7 +1356,7 @@ mod tests {
         assert_eq!(
             next(
                 &p,
-                &Behaviour::for_pod(&p),
+                &Behaviour::for_pod(&p, SEED),
                 t0() + SignedDuration::from_secs(9999)
             ),
             Step::default()
@@ -1366,7 +1369,7 @@ mod tests {
         let mut p = pod(&fail, "Never", None);
         let transcript = simulate(&mut p, 3600);
         assert!(
-            transcript.ends_with("  5.412 Failed Error 0/1 restarts=0\n"),
+            transcript.ends_with("  5.815 Failed Error 0/1 restarts=0\n"),
             "{transcript}"
         );
         assert_eq!(condition(&p, "Ready").reason.as_deref(), Some("PodFailed"));
@@ -1374,14 +1377,14 @@ mod tests {
         let mut p = pod(&fail, "OnFailure", None);
         let transcript = simulate(&mut p, 30);
         assert!(
-            transcript.contains(" 10.412 Running CrashLoopBackOff 0/1 restarts=1\n"),
+            transcript.contains(" 10.815 Running CrashLoopBackOff 0/1 restarts=1\n"),
             "{transcript}"
         );
 
         let mut p = pod(&succeed, "OnFailure", None);
         let transcript = simulate(&mut p, 3600);
         assert!(
-            transcript.ends_with("  5.412 Succeeded Completed 0/1 restarts=0\n"),
+            transcript.ends_with("  5.815 Succeeded Completed 0/1 restarts=0\n"),
             "{transcript}"
         );
     }
@@ -1391,7 +1394,7 @@ mod tests {
         let mut p = pod(&[("sim.miniplane.dev/startup-seconds", "4")], "Always", None);
         let transcript = simulate(&mut p, 60);
         assert!(
-            transcript.contains("  6.412 Running Running 1/1 restarts=0\n          2.412 Normal Pulled"),
+            transcript.contains("  6.815 Running Running 1/1 restarts=0\n          2.815 Normal Pulled"),
             "{transcript}"
         );
     }
@@ -1400,7 +1403,7 @@ mod tests {
     fn deletion_kills_containers_then_deletes() {
         let mut p = pod(&[], "Always", None);
         simulate(&mut p, 60);
-        let behaviour = Behaviour::for_pod(&p);
+        let behaviour = Behaviour::for_pod(&p, SEED);
         let at = t0() + SignedDuration::from_secs(100);
         p.metadata.deletion_timestamp = Some(Time(at + SignedDuration::from_secs(30)));
         p.metadata.deletion_grace_period_seconds = Some(30);
@@ -1428,19 +1431,19 @@ mod tests {
     fn pods_without_a_node_are_ignored_and_late_callers_catch_up() {
         let mut p = pod(&[], "Always", None);
         p.spec.as_mut().unwrap().node_name = None;
-        assert_eq!(next(&p, &Behaviour::for_pod(&p), t0()), Step::default());
+        assert_eq!(next(&p, &Behaviour::for_pod(&p, SEED), t0()), Step::default());
 
         let annotations = [
             ("sim.miniplane.dev/run-seconds", "3"),
             ("sim.miniplane.dev/exit-code", "1"),
         ];
         let mut p = pod(&annotations, "Always", None);
-        let b = Behaviour::for_pod(&p);
+        let b = Behaviour::for_pod(&p, SEED);
         p.status = next(&p, &b, t0()).status;
         let late = next(&p, &b, t0() + SignedDuration::from_secs(20));
         let c = &late.status.as_ref().unwrap().container_statuses.as_ref().unwrap()[0];
         assert_eq!(c.restart_count, 2);
-        assert_eq!(late.requeue_after, Some(std::time::Duration::from_millis(2412)));
+        assert_eq!(late.requeue_after, Some(std::time::Duration::from_millis(2815)));
         assert_eq!(late.events.iter().filter(|e| e.reason == "Started").count(), 3);
     }
 }

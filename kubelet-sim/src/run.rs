@@ -13,7 +13,7 @@
 //! start:        for each node: create Node (or refresh it after a restart), create/renew Lease
 //! every 10 s:   for each node: Node status heartbeat, Lease renewTime
 //! pod informer ── pod bound to one of our nodes ──▶ queue (key namespace/name)
-//! worker: step = lifecycle::next(pod, Behaviour::for_pod(pod), now)
+//! worker: step = lifecycle::next(pod, Behaviour::for_pod(pod, seed), now)
 //!         write step.status (status subresource), record step.events,
 //!         delete with grace 0 when step.delete_after is due,
 //!         look again after step.requeue_after
@@ -82,6 +82,8 @@ struct Core {
     nodes: Typed<Node>,
     leases: Typed<Lease>,
     clock: Clock,
+    /// The simulation's seed, for [`Behaviour::for_pod`].
+    seed: u64,
     capacity: Capacity,
     node_names: BTreeSet<String>,
     /// One recorder per node (`source.host` is the node).
@@ -92,11 +94,12 @@ struct Core {
 
 impl Kubelet {
     /// A kubelet for the nodes `nodes`, each offering `capacity`, writing
-    /// (and recording Events) through `client`. Subscribes to `pods`, which
-    /// must not be running yet.
+    /// (and recording Events) through `client`, its pods' random choices
+    /// drawn under `seed`. Subscribes to `pods`, which must not be running yet.
     pub fn new(
         client: Arc<dyn Client>,
         clock: Clock,
+        seed: u64,
         nodes: Vec<String>,
         capacity: Capacity,
         pods: &Informer<Pod>,
@@ -115,6 +118,7 @@ impl Kubelet {
             client,
             queue: WorkQueue::named(clock.clone(), COMPONENT),
             clock,
+            seed,
             capacity,
             node_names: nodes.into_iter().collect(),
             recorders,
@@ -285,7 +289,7 @@ impl Core {
         let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
             return Ok(Action::Done);
         };
-        let step = lifecycle::next(&pod, &Behaviour::for_pod(&pod), now(&self.clock));
+        let step = lifecycle::next(&pod, &Behaviour::for_pod(&pod, self.seed), now(&self.clock));
         if let Some(status) = step.status {
             let mut updated = (*pod).clone();
             updated.status = Some(status);

@@ -67,7 +67,14 @@ impl Cluster {
         let scheduler = Scheduler::new(client.clone(), clock.clone(), recorder, &pods, &nodes);
         if with_kubelet {
             let names = NODES.iter().map(|n| n.to_string()).collect();
-            let kubelet = Kubelet::new(client.clone(), clock.clone(), names, Capacity::default(), &pods);
+            let kubelet = Kubelet::new(
+                client.clone(),
+                clock.clone(),
+                0,
+                names,
+                Capacity::default(),
+                &pods,
+            );
             self.tasks.push(tokio::spawn(kubelet.run(self.shutdown.clone())));
         }
         self.tasks

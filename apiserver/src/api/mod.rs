@@ -17,6 +17,7 @@
 //! store's revision on every read, as upstream does with etcd's `mod_revision`.
 
 mod delete;
+mod ids;
 mod namespace_finalizer;
 mod read;
 mod subresource;
@@ -49,6 +50,8 @@ struct Inner {
     /// Where `pods/log` reads container logs from: upstream the API server
     /// asks the pod's kubelet; here the kubelet registers this once at start.
     logs: std::sync::OnceLock<LogSource>,
+    /// Where uids, generated names and cluster IPs come from.
+    ids: ids::Ids,
 }
 
 /// A source of container logs: `(pod, container, previous, now)` → lines as
@@ -57,14 +60,27 @@ pub type LogSource =
     Arc<dyn Fn(&Value, &str, bool, std::time::SystemTime) -> Vec<(String, String)> + Send + Sync>;
 
 impl Api {
-    /// An API over `store`, serving the kinds in `registry`.
+    /// An API over `store`, serving the kinds in `registry`, with its random
+    /// choices seeded by 0 (tests replay the same uids and names; see
+    /// [`Api::with_seed`]).
     pub fn new(store: Store, registry: Registry, clock: Clock) -> Self {
+        Api::with_seed(store, registry, clock, 0)
+    }
+
+    /// An API whose uids, `generateName` suffixes and cluster IPs are drawn
+    /// from one generator seeded by `seed` (and by the store's revision at
+    /// start, so that a restart on a kept store does not reuse the uids of
+    /// the objects in it): on a fresh store, the same seed and the same
+    /// sequence of creates give the same names and uids.
+    pub fn with_seed(store: Store, registry: Registry, clock: Clock, seed: u64) -> Self {
+        let ids = ids::Ids::new(seed, store.revision());
         Api {
             inner: Arc::new(Inner {
                 store,
                 registry,
                 clock,
                 logs: std::sync::OnceLock::new(),
+                ids,
             }),
         }
     }

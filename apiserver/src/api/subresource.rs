@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 
+use super::ids::Ids;
 use super::{Api, obj};
 use crate::error::{ApiError, ApiResult, FieldError, Reason};
 use crate::registry::{ResourceInfo, Subresource};
@@ -79,8 +80,8 @@ pub fn with_scale(parent: &Value, scale: &Value) -> ApiResult<Value> {
 }
 
 /// Gives a new Service a cluster IP from 10.96.0.0/12 unless it is headless
-/// (`None`), an ExternalName, or already has one.
-pub fn allocate_cluster_ip(svc: &mut Value) {
+/// (`None`), an ExternalName, or already has one; the address is drawn from `ids`.
+pub(crate) fn allocate_cluster_ip(svc: &mut Value, ids: &Ids) {
     let kind = svc
         .pointer("/spec/type")
         .and_then(Value::as_str)
@@ -95,8 +96,7 @@ pub fn allocate_cluster_ip(svc: &mut Value) {
         }
         return;
     }
-    let r = uuid::Uuid::new_v4();
-    let b = r.as_bytes();
+    let b: [u8; 3] = ids.bytes();
     // 10.96.0.0/12: the second octet is 96..=111; skip .0 and .255 hosts.
     let ip = format!("10.{}.{}.{}", 96 + (b[0] % 16), b[1], 1 + (b[2] % 254));
     if let Some(spec) = svc.get_mut("spec").and_then(Value::as_object_mut) {

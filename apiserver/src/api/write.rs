@@ -368,7 +368,7 @@ impl Api {
             && let Some(prefix) = meta.get("generateName").and_then(Value::as_str)
             && !prefix.is_empty()
         {
-            let name = generate_name(prefix);
+            let name = self.inner.ids.generate_name(prefix);
             meta.insert("name".into(), Value::String(name));
         }
         for field in [
@@ -379,10 +379,10 @@ impl Api {
         ] {
             meta.remove(field);
         }
-        meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+        meta.insert("uid".into(), Value::String(self.inner.ids.uid()));
         meta.insert("creationTimestamp".into(), Value::String(now));
         if info.kind == "Service" {
-            super::subresource::allocate_cluster_ip(new);
+            super::subresource::allocate_cluster_ip(new, &self.inner.ids);
         }
         Ok(())
     }
@@ -675,19 +675,6 @@ fn keep_server_metadata(old: &Value, new: &mut Value) {
     }
 }
 
-/// `prefix` plus five random characters from upstream's alphabet (no vowels,
-/// no 0/1/3), the base cut to 58 characters.
-pub(crate) fn generate_name(prefix: &str) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let base: String = prefix.chars().take(58).collect();
-    let random = uuid::Uuid::new_v4();
-    let suffix: String = random.as_bytes()[..5]
-        .iter()
-        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
-        .collect();
-    format!("{base}{suffix}")
-}
-
 /// Removes the field at a path like `spec.template.spec.containers[0].bogus`.
 fn remove_path(obj: &mut Value, path: &str) {
     let mut parts: Vec<&str> = Vec::new();
@@ -723,13 +710,6 @@ fn remove_path(obj: &mut Value, path: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn generated_names_use_the_upstream_alphabet() {
-        let n = generate_name("web-");
-        assert_eq!(n.len(), 9);
-        assert!(n[4..].chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
-    }
 
     #[test]
     fn remove_path_reaches_into_lists() {

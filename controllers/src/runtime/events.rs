@@ -7,20 +7,27 @@
 //! source) it bumps `count` and `lastTimestamp` on the existing Event
 //! instead of creating another — the aggregation behind "x5 over 2m".
 //!
-//! Simplified: the correlator remembers every Event it wrote in memory (no
-//! LRU, no spam filter, no "similar events" combining), and a write that
-//! fails is logged and dropped, as upstream's sink does after its retries.
+//! As upstream, the correlator remembers the last 4,096 Events it wrote (an
+//! LRU), and a repeat whose Event has meanwhile expired (the API server's
+//! Event TTL) creates it again with the running count.
+//!
+//! Simplified: no spam filter, no "similar events" combining, and a write
+//! that fails is logged and dropped, as upstream's sink does after its retries.
 //! Recording never blocks or fails the caller: each write runs on a task.
 
-use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use lru::LruCache;
 use serde_json::{Value, json};
 use store::Clock;
 
 use super::client::{Client, PatchType, ResourceRef};
+
+/// Events the correlator remembers (upstream `maxLruCacheEntries`).
+const MAX_LRU_CACHE_ENTRIES: NonZeroUsize = NonZeroUsize::new(4096).unwrap();
 
 /// `Normal` or `Warning`, the Event's `type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,9 +111,9 @@ pub struct Recorder {
     component: String,
     /// `source.host`, for the kubelet.
     host: Option<String>,
-    /// Events written so far, by fingerprint. Held only to read or update
-    /// one entry, never across an await.
-    seen: Arc<Mutex<HashMap<Fingerprint, Seen>>>,
+    /// The latest Events written, by fingerprint. Held only to read or
+    /// update one entry, never across an await.
+    seen: Arc<Mutex<LruCache<Fingerprint, Seen>>>,
 }
 
 impl Recorder {
@@ -117,7 +124,7 @@ impl Recorder {
             clock,
             component: component.to_string(),
             host: host.map(str::to_string),
-            seen: Arc::default(),
+            seen: Arc::new(Mutex::new(LruCache::new(MAX_LRU_CACHE_ENTRIES))),
         }
     }
 
@@ -134,10 +141,12 @@ impl Recorder {
         let (seen, first) = self.bump(&fingerprint);
         let recorder = self.clone();
         tokio::spawn(async move {
-            let result = if first {
-                recorder.write_new(&fingerprint, &seen, &now).await
-            } else {
-                recorder.write_repeat(&seen, &now).await
+            let result = match first {
+                true => recorder.write_new(&fingerprint, &seen, &now).await,
+                false => match recorder.write_repeat(&seen, &now).await {
+                    Err(e) if e.is_not_found() => recorder.write_new(&fingerprint, &seen, &now).await,
+                    other => other,
+                },
             };
             if let Err(e) = result {
                 tracing::warn!(reason = %fingerprint.reason, error = %e, "could not record event");
@@ -162,7 +171,7 @@ impl Recorder {
             name: event_name(&fingerprint.object.name, &self.clock),
             count: 1,
         };
-        seen.insert(fingerprint.clone(), entry.clone());
+        seen.put(fingerprint.clone(), entry.clone());
         (entry, true)
     }
 
@@ -186,7 +195,7 @@ impl Recorder {
             "metadata": {"name": seen.name, "namespace": seen.namespace},
             "involvedObject": involved,
             "type": f.type_.as_str(), "reason": f.reason, "message": f.message,
-            "source": source, "count": 1,
+            "source": source, "count": seen.count,
             "firstTimestamp": now, "lastTimestamp": now,
             "reportingComponent": self.component,
             "reportingInstance": self.host.clone().unwrap_or_default(),
@@ -237,7 +246,7 @@ fn rfc3339(clock: &Clock) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::client::InProcessClient;
+    use crate::runtime::client::{InProcessClient, name_of};
     use std::time::Duration;
 
     async fn client(clock: &Clock) -> Arc<dyn Client> {
@@ -317,5 +326,42 @@ mod tests {
             clock.sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(items.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_repeat_of_an_expired_event_creates_it_again_with_the_count() {
+        let clock = Clock::system();
+        let client = client(&clock).await;
+        let recorder = Recorder::new(client.clone(), clock.clone(), "kubelet", Some("node-1"));
+        let object = ObjectRef {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            namespace: Some("default".into()),
+            name: "web-1".into(),
+            uid: "u1".into(),
+            field_path: None,
+        };
+        recorder.record(
+            &object,
+            EventType::Warning,
+            "BackOff",
+            "Back-off restarting failed container",
+        );
+        let items = wait_for_count(&client, &clock, 1).await;
+        // The API server's Event TTL removes it.
+        let name = name_of(&items[0]).to_string();
+        client
+            .delete(&events_ref(), Some("default"), &name, &Default::default())
+            .await
+            .unwrap();
+        recorder.record(
+            &object,
+            EventType::Warning,
+            "BackOff",
+            "Back-off restarting failed container",
+        );
+        let items = wait_for_count(&client, &clock, 2).await;
+        assert_eq!(items.len(), 1, "{items:?}");
+        assert_eq!(name_of(&items[0]), name, "the same Event, created again");
     }
 }

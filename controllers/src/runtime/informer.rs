@@ -590,7 +590,15 @@ impl<K: Object> Reflector<K> {
         }
     }
 
-    fn decode(&self, v: Value) -> Option<Arc<K>> {
+    /// The cached form of an object: typed, without `metadata.managedFields`
+    /// (client-go's `TransformStripManagedFields`; no controller reads them,
+    /// and they are the larger part of a pod in memory). Writes that send a
+    /// cached object back keep the stored managedFields: an update without
+    /// them leaves them as they are.
+    fn decode(&self, mut v: Value) -> Option<Arc<K>> {
+        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
         match serde_json::from_value::<K>(v) {
             Ok(obj) => Some(Arc::new(obj)),
             Err(e) => {
