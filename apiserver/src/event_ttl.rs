@@ -110,6 +110,9 @@ async fn follow(
         leases.written(&record.key, record.mod_revision, now, ttl);
     }
     let mut watch = store.watch(prefix, listed.revision)?;
+    // One timer across iterations: a new one per event would never fire
+    // while Events are written faster than once per GRANULARITY.
+    let mut tick = Box::pin(clock.sleep(GRANULARITY));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return Ok(()),
@@ -123,7 +126,10 @@ async fn follow(
                     }
                 }
             },
-            _ = clock.sleep(GRANULARITY) => expire(store, &mut leases, millis(clock.now())).await?,
+            _ = &mut tick => {
+                expire(store, &mut leases, millis(clock.now())).await?;
+                tick = Box::pin(clock.sleep(GRANULARITY));
+            }
         }
     }
 }
@@ -201,6 +207,33 @@ mod tests {
         assert!(store.get(&kept).unwrap().is_some(), "30 s after its last write");
         clock.sleep(Duration::from_secs(40)).await;
         assert!(store.get(&kept).unwrap().is_none(), "70 s after its last write");
+        shutdown.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn events_expire_while_others_are_written_all_the_time() {
+        let clock = Clock::system();
+        let store = Store::open(store::Config {
+            clock: clock.clone(),
+            durability: store::Durability::Buffered,
+            ..store::Config::default()
+        })
+        .unwrap();
+        let prefix = EVENT_PREFIXES[1];
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(run(store.clone(), clock.clone(), prefix, TTL, shutdown.clone()));
+        let old = format!("{prefix}default/old");
+        store.create(&old, b"{}".to_vec()).await.unwrap();
+        // A write every half GRANULARITY, for longer than the TTL.
+        for i in 0..150 {
+            store
+                .create(&format!("{prefix}default/busy-{i}"), b"{}".to_vec())
+                .await
+                .unwrap();
+            clock.sleep(GRANULARITY / 2).await;
+        }
+        assert!(store.get(&old).unwrap().is_none(), "75 s after its only write");
         shutdown.cancel();
         task.await.unwrap();
     }

@@ -15,7 +15,6 @@
 //! that fails is logged and dropped, as upstream's sink does after its retries.
 //! Recording never blocks or fails the caller: each write runs on a task.
 
-use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -27,7 +26,7 @@ use store::Clock;
 use super::client::{Client, PatchType, ResourceRef};
 
 /// Events the correlator remembers (upstream `maxLruCacheEntries`).
-const MAX_LRU_CACHE_ENTRIES: NonZeroUsize = NonZeroUsize::new(4096).unwrap();
+const MAX_LRU_CACHE_ENTRIES: usize = 4096;
 
 /// `Normal` or `Warning`, the Event's `type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,7 +123,9 @@ impl Recorder {
             clock,
             component: component.to_string(),
             host: host.map(str::to_string),
-            seen: Arc::new(Mutex::new(LruCache::new(MAX_LRU_CACHE_ENTRIES))),
+            // Unbounded, trimmed by hand in `bump`: a bounded LruCache allocates
+            // its whole capacity up front, and every simulated node has a recorder.
+            seen: Arc::new(Mutex::new(LruCache::unbounded())),
         }
     }
 
@@ -172,6 +173,9 @@ impl Recorder {
             count: 1,
         };
         seen.put(fingerprint.clone(), entry.clone());
+        if seen.len() > MAX_LRU_CACHE_ENTRIES {
+            seen.pop_lru();
+        }
         (entry, true)
     }
 
