@@ -68,7 +68,7 @@ const ROLLOUT_WAIT: Duration = Duration::from_secs(100);
 const RSS_NODES: usize = 100;
 const RSS_DEPLOYMENTS: u64 = 10;
 const RSS_REPLICAS_EACH: u64 = 1_000;
-const RSS_WAIT: Duration = Duration::from_secs(150);
+const RSS_WAIT: Duration = Duration::from_secs(300);
 /// The binary Cargo built for this bench (same profile).
 const MINIPLANE_BIN: &str = env!("CARGO_BIN_EXE_miniplane");
 

@@ -27,6 +27,9 @@ pub const EVENT_PREFIXES: [&str; 2] = ["/registry/core/events/", "/registry/even
 /// kube-apiserver's `--event-ttl` default.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 
+/// Deletes sent together at most.
+const EXPIRE_CHUNK: usize = 256;
+
 /// How often, at most, expired Events are looked for (simulated).
 const GRANULARITY: Duration = Duration::from_secs(1);
 
@@ -135,11 +138,19 @@ async fn follow(
 }
 
 /// Deletes the Events whose lease ran out, each only if unchanged since.
+/// The deletes of one round go out together, so that they share flushes
+/// (one at a time they fell behind a busy cluster's stream of new Events).
 async fn expire(store: &Store, leases: &mut Leases, now_ms: u64) -> store::Result<()> {
-    for (key, revision) in leases.expired(now_ms) {
-        match store.delete(&key, Some(revision)).await {
-            Ok(_) | Err(store::Error::NotFound { .. } | store::Error::Conflict { .. }) => {}
-            Err(e) => return Err(e),
+    let expired = leases.expired(now_ms);
+    for chunk in expired.chunks(EXPIRE_CHUNK) {
+        let deletes = chunk
+            .iter()
+            .map(|(key, revision)| store.delete(key, Some(*revision)));
+        for result in futures::future::join_all(deletes).await {
+            match result {
+                Ok(_) | Err(store::Error::NotFound { .. } | store::Error::Conflict { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(())
