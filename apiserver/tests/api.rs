@@ -311,3 +311,23 @@ async fn removing_the_last_finalizer_of_a_deleting_object_removes_it() {
         Reason::NotFound
     );
 }
+
+/// Upstream `RetryGenerateName`: a generated name that is already taken is
+/// generated again instead of failing the create with 409.
+#[tokio::test]
+async fn a_taken_generated_name_is_generated_again() {
+    let store = temporary_store();
+    // Two servers on one store and one seed draw the same names.
+    let first = seeded_api(store.clone(), 3);
+    let second = seeded_api(store, 3);
+    let namespaces = first.resource("", "v1", "namespaces").unwrap();
+    let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "web-"}});
+    let a = first
+        .create(&namespaces, None, body.clone(), &opts())
+        .await
+        .unwrap();
+    let b = second.create(&namespaces, None, body, &opts()).await.unwrap();
+    let name = |w: &apiserver::api::Written| w.object["metadata"]["name"].as_str().unwrap().to_string();
+    assert!(name(&a).starts_with("web-") && name(&b).starts_with("web-"));
+    assert_ne!(name(&a), name(&b));
+}

@@ -24,6 +24,7 @@ pub mod lifecycle;
 pub mod logs;
 pub mod node;
 pub mod run;
+pub mod status_cache;
 
 pub use behaviour::{Behaviour, ContainerBehaviour, ImagePull, Readiness};
 

@@ -47,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 use crate::behaviour::Behaviour;
 use crate::lifecycle::{self, SimEvent};
 use crate::node::{Capacity, NODE_LEASE_NAMESPACE, heartbeat, lease_object, node_object, renew_lease};
+use crate::status_cache::WrittenStatuses;
 
 /// The component name of the kubelet's Events.
 pub const COMPONENT: &str = "kubelet";
@@ -89,6 +90,8 @@ struct Core {
     /// One recorder per node (`source.host` is the node).
     recorders: HashMap<String, Recorder>,
     pod_store: Store<Pod>,
+    /// Statuses written that the informer has not shown yet.
+    written: WrittenStatuses,
     queue: WorkQueue<String>,
 }
 
@@ -123,6 +126,7 @@ impl Kubelet {
             node_names: nodes.into_iter().collect(),
             recorders,
             pod_store: pods.store(),
+            written: WrittenStatuses::default(),
         };
         Kubelet {
             core: Arc::new(core),
@@ -283,9 +287,11 @@ impl Core {
 
     /// One sync of one pod (upstream `syncPod` + the status manager).
     async fn sync_pod(&self, key: &str) -> Result<Action, ReconcileError> {
-        let Some(pod) = self.pod_store.get_by_key(key) else {
+        let Some(cached) = self.pod_store.get_by_key(key) else {
+            self.written.forget(key);
             return Ok(Action::Done);
         };
+        let pod = self.written.latest(key, cached);
         let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
             return Ok(Action::Done);
         };
@@ -299,7 +305,7 @@ impl Core {
             // (labels, the scheduler's condition) that raced the cache.
             updated.metadata.resource_version = None;
             match self.pods.update_status(&updated).await {
-                Ok(_) => {}
+                Ok(written) => self.written.record(key, written),
                 Err(e) if e.is_not_found() => return Ok(Action::Done),
                 Err(e) => return Err(e.into()),
             }

@@ -16,6 +16,10 @@ use crate::managed;
 use crate::patch::meta::Schema;
 use crate::registry::{ResourceInfo, Subresource};
 
+/// Names tried for one create with generateName (upstream
+/// `maxNameGenerationCreateAttempts`).
+const MAX_NAME_GENERATION_ATTEMPTS: u32 = 8;
+
 /// How unknown fields in a request body are treated (`?fieldValidation=`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FieldValidation {
@@ -115,12 +119,29 @@ impl Api {
     ) -> ApiResult<Written> {
         let mut warnings = Vec::new();
         let mut new = self.admit_body(info, namespace, None, body, opts, &mut warnings)?;
-        self.prepare_new_object(info, &mut new)?;
+        let generated = self.prepare_new_object(info, &mut new)?;
         self.check_namespace_open(info, namespace)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
         managed::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
-        self.store_create(info, namespace, new, opts, warnings).await
+        // A generated name that is taken is generated again (upstream
+        // `RetryGenerateName`, on by default since 1.31), a few times.
+        let mut attempts = 1;
+        loop {
+            let result = self
+                .store_create(info, namespace, new.clone(), opts, warnings.clone())
+                .await;
+            match (result, &generated) {
+                (Err(e), Some(prefix))
+                    if e.reason == Reason::AlreadyExists && attempts < MAX_NAME_GENERATION_ATTEMPTS =>
+                {
+                    attempts += 1;
+                    let name = self.inner.ids.generate_name(prefix);
+                    obj::meta_mut(&mut new).insert("name".into(), Value::String(name));
+                }
+                (result, _) => return result,
+            }
+        }
     }
 
     /// Replaces an object (PUT), or its status with `sub = Some(Status)`.
@@ -360,15 +381,18 @@ impl Api {
     }
 
     /// Fills what the server owns on a new object: name from generateName,
-    /// uid, creationTimestamp; clears what a client may not set.
-    fn prepare_new_object(&self, info: &ResourceInfo, new: &mut Value) -> ApiResult<()> {
+    /// uid, creationTimestamp; clears what a client may not set. Returns the
+    /// generateName prefix when the name was generated.
+    fn prepare_new_object(&self, info: &ResourceInfo, new: &mut Value) -> ApiResult<Option<String>> {
         let now = self.now_rfc3339();
         let meta = obj::meta_mut(new);
+        let mut generated = None;
         if meta.get("name").and_then(Value::as_str).unwrap_or("").is_empty()
             && let Some(prefix) = meta.get("generateName").and_then(Value::as_str)
             && !prefix.is_empty()
         {
             let name = self.inner.ids.generate_name(prefix);
+            generated = Some(prefix.to_string());
             meta.insert("name".into(), Value::String(name));
         }
         for field in [
@@ -384,7 +408,7 @@ impl Api {
         if info.kind == "Service" {
             super::subresource::allocate_cluster_ip(new, &self.inner.ids);
         }
-        Ok(())
+        Ok(generated)
     }
 
     /// Namespaced objects go only into namespaces that exist and are not terminating
