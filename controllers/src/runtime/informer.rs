@@ -148,8 +148,9 @@ struct Cache<K> {
     objects: BTreeMap<String, Arc<K>>,
     /// The index functions by index name.
     indexers: BTreeMap<String, IndexFn<K>>,
-    /// Per index name, per index value, the keys of the objects with that value.
-    indices: HashMap<String, HashMap<String, BTreeSet<String>>>,
+    /// Per index name, per index value, the objects with that value by key
+    /// (holding the `Arc`s here spares `by_index` a lookup per object).
+    indices: HashMap<String, HashMap<String, BTreeMap<String, Arc<K>>>>,
 }
 
 impl<K> Cache<K> {
@@ -170,11 +171,11 @@ impl<K> Cache<K> {
         Some(old)
     }
 
-    fn index(&mut self, key: &str, obj: &K) {
+    fn index(&mut self, key: &str, obj: &Arc<K>) {
         for (name, f) in &self.indexers {
             let values = self.indices.entry(name.clone()).or_default();
             for value in f(obj) {
-                values.entry(value).or_default().insert(key.to_string());
+                values.entry(value).or_default().insert(key.to_string(), obj.clone());
             }
         }
     }
@@ -197,10 +198,10 @@ impl<K> Cache<K> {
 
     /// Adds an index and fills it from the current objects.
     fn add_indexer(&mut self, name: &str, f: IndexFn<K>) {
-        let mut values: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut values: HashMap<String, BTreeMap<String, Arc<K>>> = HashMap::new();
         for (key, obj) in &self.objects {
             for value in f(obj) {
-                values.entry(value).or_default().insert(key.clone());
+                values.entry(value).or_default().insert(key.clone(), obj.clone());
             }
         }
         self.indices.insert(name.to_string(), values);
@@ -262,16 +263,10 @@ impl<K: Object> Store<K> {
     /// (client-go `ByIndex`). An unknown index yields nothing.
     pub fn by_index(&self, index: &str, value: &str) -> Vec<Arc<K>> {
         let cache = self.read();
-        let Some(keys) = cache.indices.get(index).and_then(|v| v.get(value)) else {
-            return Vec::new();
-        };
-        let mut out = Vec::with_capacity(keys.len());
-        for key in keys {
-            if let Some(obj) = cache.objects.get(key) {
-                out.push(obj.clone());
-            }
+        match cache.indices.get(index).and_then(|v| v.get(value)) {
+            Some(objects) => objects.values().cloned().collect(),
+            None => Vec::new(),
         }
-        out
     }
 
     /// Adds an index, filled from the objects already cached
