@@ -1,9 +1,10 @@
 //! The shared informer: one list + watch per kind, an indexed cache every
 //! controller reads, and a stream of changes every controller hears.
 //!
-//! Upstream: client-go `tools/cache/reflector.go` (`ListAndWatch`),
-//! `shared_informer.go` (one informer, many handlers, resync) and
-//! `thread_safe_store.go` (the cache and its indexes).
+//! Upstream: client-go `shared_informer.go` (one informer, many handlers,
+//! resync) and `thread_safe_store.go` (the cache and its indexes); the
+//! list-and-watch loop (`reflector.go`) is [`super::reflector`], which
+//! feeds the cache through [`Sink`].
 //!
 //! Expected flow ([`Informer::run`]):
 //!
@@ -37,8 +38,6 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use k8s_openapi::Metadata;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -47,7 +46,8 @@ use store::Clock;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Client, ClientError, ListParams, ResourceRef, WatchEvent, resource_version_of};
+use super::client::{Client, ListParams, ResourceRef};
+use super::reflector::{Reflector, Sink};
 use super::trace;
 
 /// The built-in index of objects by namespace.
@@ -56,11 +56,6 @@ pub const NAMESPACE_INDEX: &str = "namespace";
 pub const OWNER_INDEX: &str = "owner";
 /// The built-in index of pods by `spec.nodeName`.
 pub const NODE_INDEX: &str = "node";
-
-/// First wait before retrying a failed list or watch (client-go: 800 ms).
-const RETRY_BASE: Duration = Duration::from_millis(800);
-/// Longest wait between retries (client-go: 30 s).
-const RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// What an informer can cache: a k8s-openapi object with standard metadata.
 pub trait Object:
@@ -175,7 +170,10 @@ impl<K> Cache<K> {
         for (name, f) in &self.indexers {
             let values = self.indices.entry(name.clone()).or_default();
             for value in f(obj) {
-                values.entry(value).or_default().insert(key.to_string(), obj.clone());
+                values
+                    .entry(value)
+                    .or_default()
+                    .insert(key.to_string(), obj.clone());
             }
         }
     }
@@ -376,17 +374,20 @@ impl<K: Object> Informer<K> {
 
     /// Starts the reflector; it runs until `shutdown` is cancelled.
     pub fn run(self, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
-        let reflector = Reflector {
-            client: self.client,
-            resource: self.resource,
-            params: self.params,
-            clock: self.clock,
-            resync: self.resync,
+        let sink = CacheSink {
+            kind: self.resource.kind.clone(),
             store: self.store,
             synced: self.synced,
             subscribers: self.subscribers,
-            last_rv: String::new(),
         };
+        let reflector = Reflector::new(
+            self.client,
+            self.resource,
+            self.params,
+            self.clock,
+            self.resync,
+            sink,
+        );
         tokio::spawn(reflector.run(shutdown))
     }
 }
@@ -412,179 +413,41 @@ fn add_builtin_indexes<K: Object>(store: &Store<K>) {
     }
 }
 
-/// Why a watch ended.
-enum WatchEnd {
-    /// The server closed it, or it failed: watch again from `last_rv`.
-    Rewatch,
-    /// 410 Expired: list again.
-    Relist,
-    /// The informer is shutting down.
-    Shutdown,
-}
-
-/// The list-and-watch loop (client-go `Reflector.ListAndWatch`).
-struct Reflector<K> {
-    client: Arc<dyn Client>,
-    resource: ResourceRef,
-    params: ListParams,
-    clock: Clock,
-    resync: Option<Duration>,
+/// What the informer's reflector feeds: the cache, and through it every
+/// subscriber (client-go's `DeltaFIFO` + `sharedIndexInformer.HandleDeltas`,
+/// folded into one step).
+struct CacheSink<K> {
+    kind: String,
     store: Store<K>,
     synced: watch::Sender<bool>,
     subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Change<K>>>>>,
-    /// The resourceVersion to resume a watch from.
-    last_rv: String,
 }
 
-impl<K: Object> Reflector<K> {
-    async fn run(mut self, shutdown: CancellationToken) {
-        let mut failures = 0u32;
-        loop {
-            if failures > 0 && !self.wait(retry_delay(failures), &shutdown).await {
-                return;
-            }
-            match self.list().await {
-                Ok(()) => failures = 0,
-                Err(e) => {
-                    failures += 1;
-                    tracing::warn!(kind = %self.resource.kind, "list failed: {e}");
-                    continue;
-                }
-            }
-            let end = self.watch_until_expired(&shutdown).await;
-            if matches!(end, WatchEnd::Shutdown) {
-                return;
-            }
-            // Relist after 410, with a growing pause if it keeps happening.
-            failures += 1;
-        }
-    }
-
-    /// Waits `d` on the clock; false when shut down meanwhile.
-    async fn wait(&self, d: Duration, shutdown: &CancellationToken) -> bool {
-        tokio::select! {
-            _ = shutdown.cancelled() => false,
-            _ = self.clock.sleep(d) => true,
-        }
-    }
-
-    /// Lists, and replaces the cache with the result.
-    async fn list(&mut self) -> Result<(), ClientError> {
-        let (items, rv) = self.client.list(&self.resource, None, &self.params).await?;
-        trace::informer_listed(&self.resource.kind, items.len(), &rv);
-        let mut objects = Vec::with_capacity(items.len());
-        for item in items {
-            if let Some(obj) = self.decode(item) {
-                objects.push(obj);
-            }
-        }
-        self.replace(objects);
-        self.last_rv = rv;
+impl<K: Object> Sink for CacheSink<K> {
+    fn replace(&mut self, items: Vec<Value>, _resource_version: &str) {
+        let objects = items.into_iter().filter_map(|item| self.decode(item)).collect();
+        self.replace_all(objects);
         self.synced.send_replace(true);
-        Ok(())
     }
 
-    /// Watches, rewatching from the last resourceVersion when a watch ends,
-    /// until 410 Expired or shutdown.
-    async fn watch_until_expired(&mut self, shutdown: &CancellationToken) -> WatchEnd {
-        let mut failures = 0u32;
-        loop {
-            let stream = match self
-                .client
-                .watch(&self.resource, None, &self.params, &self.last_rv)
-                .await
-            {
-                Ok(s) => s,
-                Err(e) if e.is_expired() => return WatchEnd::Relist,
-                Err(e) => {
-                    failures += 1;
-                    tracing::warn!(kind = %self.resource.kind, "watch failed: {e}");
-                    if !self.wait(retry_delay(failures), shutdown).await {
-                        return WatchEnd::Shutdown;
-                    }
-                    continue;
-                }
-            };
-            failures = 0;
-            match self.follow(stream, shutdown).await {
-                WatchEnd::Rewatch => continue,
-                other => return other,
-            }
+    fn upsert(&mut self, object: Value) {
+        if let Some(obj) = self.decode(object) {
+            self.put(obj);
         }
     }
 
-    /// Applies the events of one watch, and resyncs on schedule.
-    async fn follow(
-        &mut self,
-        mut stream: BoxStream<'static, WatchEvent>,
-        shutdown: &CancellationToken,
-    ) -> WatchEnd {
-        let mut resync = self.resync_timer();
-        loop {
-            tokio::select! {
-                _ = shutdown.cancelled() => return WatchEnd::Shutdown,
-                _ = &mut resync => {
-                    self.resync_all();
-                    resync = self.resync_timer();
-                }
-                event = stream.next() => match event {
-                    None => return WatchEnd::Rewatch,
-                    Some(event) => {
-                        if let Some(end) = self.apply(event) {
-                            return end;
-                        }
-                    }
-                },
-            }
+    fn delete(&mut self, object: Value) {
+        if let Some(obj) = self.decode(object) {
+            self.remove(obj);
         }
     }
 
-    /// Fires after the resync period (never, without one).
-    fn resync_timer(&self) -> futures::future::BoxFuture<'static, ()> {
-        let clock = self.clock.clone();
-        let period = self.resync;
-        Box::pin(async move {
-            match period {
-                Some(p) => clock.sleep(p).await,
-                None => std::future::pending().await,
-            }
-        })
+    fn resync(&mut self) {
+        self.resync_all();
     }
+}
 
-    /// One watch event; `Some` when it ends the watch.
-    fn apply(&mut self, event: WatchEvent) -> Option<WatchEnd> {
-        match event {
-            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                let rv = resource_version_of(&o).to_string();
-                if let Some(obj) = self.decode(o) {
-                    self.upsert(obj);
-                }
-                self.last_rv = rv;
-                None
-            }
-            WatchEvent::Deleted(o) => {
-                let rv = resource_version_of(&o).to_string();
-                if let Some(obj) = self.decode(o) {
-                    self.delete(obj);
-                }
-                self.last_rv = rv;
-                None
-            }
-            WatchEvent::Bookmark(rv) => {
-                self.last_rv = rv;
-                None
-            }
-            WatchEvent::Error(e) if e.is_expired() => {
-                tracing::info!(kind = %self.resource.kind, "watch expired ({e}); relisting");
-                Some(WatchEnd::Relist)
-            }
-            WatchEvent::Error(e) => {
-                tracing::warn!(kind = %self.resource.kind, "watch error: {e}");
-                Some(WatchEnd::Rewatch)
-            }
-        }
-    }
-
+impl<K: Object> CacheSink<K> {
     /// The cached form of an object: typed, without `metadata.managedFields`
     /// (client-go's `TransformStripManagedFields`; no controller reads them,
     /// and they are the larger part of a pod in memory). Writes that send a
@@ -597,24 +460,24 @@ impl<K: Object> Reflector<K> {
         match serde_json::from_value::<K>(v) {
             Ok(obj) => Some(Arc::new(obj)),
             Err(e) => {
-                tracing::error!(kind = %self.resource.kind, "cannot decode object: {e}");
+                tracing::error!(kind = %self.kind, "cannot decode object: {e}");
                 None
             }
         }
     }
 
     /// An added or modified object.
-    fn upsert(&self, obj: Arc<K>) {
+    fn put(&self, obj: Arc<K>) {
         let key = key_of(obj.metadata());
         let mut subscribers = lock(&self.subscribers);
         let old = self.store.write().put(key.clone(), obj.clone());
         let change = match old {
             Some(old) => {
-                trace::informer_event(&self.resource.kind, "MODIFIED", &key);
+                trace::informer_event(&self.kind, "MODIFIED", &key);
                 Change::Updated { old, new: obj }
             }
             None => {
-                trace::informer_event(&self.resource.kind, "ADDED", &key);
+                trace::informer_event(&self.kind, "ADDED", &key);
                 Change::Added(obj)
             }
         };
@@ -622,17 +485,17 @@ impl<K: Object> Reflector<K> {
     }
 
     /// A deleted object.
-    fn delete(&self, obj: Arc<K>) {
+    fn remove(&self, obj: Arc<K>) {
         let key = key_of(obj.metadata());
         let mut subscribers = lock(&self.subscribers);
         self.store.write().remove(&key);
-        trace::informer_event(&self.resource.kind, "DELETED", &key);
+        trace::informer_event(&self.kind, "DELETED", &key);
         broadcast(&mut subscribers, Change::Deleted(obj));
     }
 
     /// Replaces the cache with a fresh list (client-go `Replace`): new
     /// objects are `Added`, present ones `Updated`, missing ones `Deleted`.
-    fn replace(&self, objects: Vec<Arc<K>>) {
+    fn replace_all(&self, objects: Vec<Arc<K>>) {
         let mut subscribers = lock(&self.subscribers);
         let mut stale: BTreeSet<String> = self.store.keys().into_iter().collect();
         for obj in objects {
@@ -648,7 +511,7 @@ impl<K: Object> Reflector<K> {
         for key in stale {
             let removed = self.store.write().remove(&key);
             if let Some(old) = removed {
-                trace::informer_event(&self.resource.kind, "DELETED", &key);
+                trace::informer_event(&self.kind, "DELETED", &key);
                 broadcast(&mut subscribers, Change::Deleted(old));
             }
         }
@@ -658,7 +521,7 @@ impl<K: Object> Reflector<K> {
     fn resync_all(&self) {
         let mut subscribers = lock(&self.subscribers);
         for obj in self.store.list() {
-            trace::informer_event(&self.resource.kind, "RESYNC", &key_of(obj.metadata()));
+            trace::informer_event(&self.kind, "RESYNC", &key_of(obj.metadata()));
             let change = Change::Updated {
                 old: obj.clone(),
                 new: obj,
@@ -673,17 +536,13 @@ fn broadcast<K>(subscribers: &mut Vec<mpsc::UnboundedSender<Change<K>>>, change:
     subscribers.retain(|tx| tx.send(change.clone()).is_ok());
 }
 
-/// 800 ms doubling per failure, at most 30 s.
-fn retry_delay(failures: u32) -> Duration {
-    let factor = 2u32.saturating_pow(failures.saturating_sub(1)).min(64);
-    RETRY_BASE.saturating_mul(factor).min(RETRY_MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runtime::DeleteParams;
-    use crate::runtime::client::{InProcessClient, Typed};
+    use crate::runtime::client::{InProcessClient, Typed, WatchEvent};
+    use futures::StreamExt;
+    use futures::stream::BoxStream;
     use k8s_openapi::api::apps::v1::ReplicaSet;
     use serde_json::json;
     use std::sync::atomic::{AtomicBool, Ordering};

@@ -30,6 +30,7 @@ pub mod events;
 pub mod expectations;
 pub mod http_client;
 pub mod informer;
+pub mod reflector;
 pub mod trace;
 pub mod workqueue;
 
