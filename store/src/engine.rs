@@ -40,7 +40,7 @@ const LIVE_EVENT_BUFFER: usize = 1024;
 /// sled overshoots this budget by a large factor (measured with 10,000 pods
 /// of 4 KiB plus 20,000 history events: 16 MiB → ~100 MiB RSS for the whole
 /// store, 32 MiB → ~125 MiB, 64 MiB → ~640 MiB), so keep it small.
-const SLED_CACHE_BYTES: u64 = 4 * 1024 * 1024;
+const SLED_CACHE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How long [`open_sled`] waits for a database lock held by sled threads
 /// of a store that was just dropped.
