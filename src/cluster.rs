@@ -155,3 +155,113 @@ fn kubelet_logs(
         .map(|(t, line)| (t.strftime("%Y-%m-%dT%H:%M:%S%.9fZ").to_string(), line))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    //! The whole control plane on paused tokio time: the clock jumps to the
+    //! next timer whenever every task waits, so simulated minutes of image
+    //! pulls, readiness and grace periods pass without real waiting.
+
+    use std::time::Duration;
+
+    use apiserver::Registry;
+    use apiserver::api::{PatchType, WriteOptions};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// Waits (in simulated time, at most ten minutes) until `done` holds for Deployment `web`.
+    async fn wait_for(api: &Api, clock: &Clock, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deployments = api.resource("apps", "v1", "deployments").unwrap();
+        for _ in 0..600 {
+            let d = api.get(&deployments, Some("default"), "web").unwrap();
+            if done(&d) {
+                return d;
+            }
+            clock.sleep(Duration::from_secs(1)).await;
+        }
+        panic!("deployment web: {what} not reached in ten simulated minutes");
+    }
+
+    fn complete(d: &Value, image: &str, replicas: u64) -> bool {
+        let status = |k: &str| d["status"][k].as_u64().unwrap_or(0);
+        d["spec"]["template"]["spec"]["containers"][0]["image"] == image
+            && d["status"]["observedGeneration"] == d["metadata"]["generation"]
+            && status("updatedReplicas") == replicas
+            && status("availableReplicas") == replicas
+            && status("replicas") == replicas
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_rolling_update_runs_on_paused_time() {
+        let clock = Clock::system();
+        let store = store::Store::open(store::Config {
+            durability: store::Durability::Buffered,
+            clock: clock.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+        let api = Api::with_seed(store, Registry::new(), clock.clone(), 1);
+        api.bootstrap().await.unwrap();
+        let shutdown = CancellationToken::new();
+        let handles = start(&api, &clock, &SimConfig::default(), 1, &shutdown);
+
+        let started = clock.now();
+        let opts = WriteOptions {
+            field_manager: Some("test".into()),
+            ..Default::default()
+        };
+        let deployments = api.resource("apps", "v1", "deployments").unwrap();
+        let body = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": "nginx:1"}]}}}
+        });
+        api.create(&deployments, Some("default"), body, &opts)
+            .await
+            .unwrap();
+        wait_for(&api, &clock, "first rollout", |d| complete(d, "nginx:1", 6)).await;
+
+        let patch =
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}});
+        api.patch(
+            &deployments,
+            Some("default"),
+            "web",
+            PatchType::Merge,
+            &patch,
+            None,
+            &opts,
+        )
+        .await
+        .unwrap();
+        let d = wait_for(&api, &clock, "rolling update", |d| complete(d, "nginx:2", 6)).await;
+        assert_eq!(
+            d["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+            "2"
+        );
+
+        // Image pulls take simulated seconds each: the rollouts took simulated time, not real time.
+        let took = clock.now().duration_since(started).unwrap();
+        assert!(took >= Duration::from_secs(2), "{took:?}");
+        let pods = api.resource("", "v1", "pods").unwrap();
+        let listed = api.list(&pods, Some("default"), &Default::default()).unwrap();
+        let running: Vec<_> = listed
+            .items
+            .iter()
+            .filter(|p| p["status"]["phase"] == "Running" && p["metadata"]["deletionTimestamp"].is_null())
+            .collect();
+        assert_eq!(running.len(), 6);
+        assert!(
+            running
+                .iter()
+                .all(|p| p["spec"]["containers"][0]["image"] == "nginx:2")
+        );
+
+        shutdown.cancel();
+        for h in handles {
+            h.await.unwrap();
+        }
+    }
+}
