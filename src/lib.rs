@@ -162,7 +162,7 @@ impl Server {
             Some(sim) => cluster::start(&api, &config.clock, sim, config.seed, &shutdown),
             None => Vec::new(),
         };
-        for prefix in apiserver::event_ttl::EVENT_PREFIXES {
+        for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
             let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);
             let shutdown = shutdown.clone();
             components.push(tokio::spawn(async move {

@@ -19,10 +19,22 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, SystemTime};
 
 use store::{Clock, EventKind, Revision, Store};
+
+use crate::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
-/// The store prefixes of the two Event collections (core/v1 and events.k8s.io/v1).
-pub const EVENT_PREFIXES: [&str; 2] = ["/registry/core/events/", "/registry/events.k8s.io/events/"];
+/// The store prefixes of the Event collections the registry serves
+/// (core/v1 and events.k8s.io/v1).
+pub fn event_prefixes(registry: &Registry) -> Vec<String> {
+    let mut prefixes: Vec<String> = registry
+        .all()
+        .iter()
+        .filter(|info| info.kind == "Event")
+        .map(|info| info.prefix(None))
+        .collect();
+    prefixes.dedup();
+    prefixes
+}
 
 /// kube-apiserver's `--event-ttl` default.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
@@ -85,12 +97,12 @@ impl Leases {
 }
 
 /// Expires the Events under `prefix` until `shutdown`.
-pub async fn run(store: Store, clock: Clock, prefix: &str, ttl: Duration, shutdown: CancellationToken) {
+pub async fn run(store: Store, clock: Clock, prefix: String, ttl: Duration, shutdown: CancellationToken) {
     loop {
-        match follow(&store, &clock, prefix, ttl, &shutdown).await {
+        match follow(&store, &clock, &prefix, ttl, &shutdown).await {
             Ok(()) => return,
             // The watch fell behind the history window, or the store hiccuped: start over.
-            Err(e) => tracing::info!(prefix, "event expiry restarts: {e}"),
+            Err(e) => tracing::info!(%prefix, "event expiry restarts: {e}"),
         }
         if shutdown.is_cancelled() {
             return;
@@ -183,6 +195,14 @@ mod tests {
     }
 
     #[test]
+    fn both_event_collections_expire() {
+        assert_eq!(
+            event_prefixes(&Registry::new()),
+            ["/registry/core/events/", "/registry/events.k8s.io/events/"]
+        );
+    }
+
+    #[test]
     fn a_deleted_event_has_no_lease() {
         let mut leases = Leases::default();
         leases.written("/e/a", 1, 0, TTL);
@@ -201,9 +221,15 @@ mod tests {
             ..store::Config::default()
         })
         .unwrap();
-        let prefix = EVENT_PREFIXES[0];
+        let prefix = event_prefixes(&Registry::new())[0].clone();
         let shutdown = CancellationToken::new();
-        let task = tokio::spawn(run(store.clone(), clock.clone(), prefix, TTL, shutdown.clone()));
+        let task = tokio::spawn(run(
+            store.clone(),
+            clock.clone(),
+            prefix.clone(),
+            TTL,
+            shutdown.clone(),
+        ));
         let old = format!("{prefix}default/old");
         let kept = format!("{prefix}default/kept");
         store.create(&old, b"{}".to_vec()).await.unwrap();
@@ -231,9 +257,15 @@ mod tests {
             ..store::Config::default()
         })
         .unwrap();
-        let prefix = EVENT_PREFIXES[1];
+        let prefix = event_prefixes(&Registry::new())[1].clone();
         let shutdown = CancellationToken::new();
-        let task = tokio::spawn(run(store.clone(), clock.clone(), prefix, TTL, shutdown.clone()));
+        let task = tokio::spawn(run(
+            store.clone(),
+            clock.clone(),
+            prefix.clone(),
+            TTL,
+            shutdown.clone(),
+        ));
         let old = format!("{prefix}default/old");
         store.create(&old, b"{}".to_vec()).await.unwrap();
         // A write every half GRANULARITY, for longer than the TTL.
