@@ -419,6 +419,16 @@ async fn ten_replicas_roll_out_spread_over_every_node() {
         .split_whitespace()
         .collect();
     assert_eq!(&row[..4], ["web", "10/10", "10", "10"], "{deploys}");
+
+    let waited = c
+        .ok(&[
+            "wait",
+            "--for=condition=Available",
+            "deployment/web",
+            "--timeout=60s",
+        ])
+        .await;
+    assert!(waited.contains("deployment.apps/web condition met"), "{waited}");
     c.stop().await;
 }
 
