@@ -908,3 +908,93 @@ async fn foreground_deletion_returns_after_the_replicaset_and_pods_are_gone() {
     assert!(left_pods.is_empty(), "{left_pods:#?}");
     c.stop().await;
 }
+
+// ---------------------------------------------------------------------------
+// 9. Events: upstream reasons, `kubectl describe`, aggregated repeats.
+
+/// The Events of `default`, as (source component, reason, message, count).
+fn events(api: &Api) -> Vec<(String, String, String, i64)> {
+    let info = api.resource("", "v1", "events").expect("served resource");
+    let listed = api
+        .list(&info, Some("default"), &ListOptions::default())
+        .expect("list events");
+    let text = |e: &Value, p: &str| e.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    listed
+        .items
+        .iter()
+        .map(|e| {
+            let count = e["count"].as_i64().unwrap_or(0);
+            (
+                text(e, "/source/component"),
+                text(e, "/reason"),
+                text(e, "/message"),
+                count,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn events_carry_upstream_reasons_and_repeats_are_counted() {
+    let mut c = cluster().await;
+    deploy(&c, "web", 2, "{}", "").await;
+    let pod = live_pods(c.server().api(), "web")[0]["metadata"]["name"]
+        .as_str()
+        .expect("pod name")
+        .to_string();
+    let seen = eventually(&c, "Events from every component", |api| {
+        let got: std::collections::BTreeSet<(String, String)> = events(api)
+            .into_iter()
+            .map(|(src, reason, _, _)| (src, reason))
+            .collect();
+        let want = [
+            ("deployment-controller", "ScalingReplicaSet"),
+            ("replicaset-controller", "SuccessfulCreate"),
+            ("default-scheduler", "Scheduled"),
+            ("kubelet", "Pulling"),
+            ("kubelet", "Pulled"),
+            ("kubelet", "Created"),
+            ("kubelet", "Started"),
+        ];
+        want.iter()
+            .all(|(s, r)| got.contains(&(s.to_string(), r.to_string())))
+            .then_some(got)
+    })
+    .await;
+    assert!(!seen.is_empty());
+
+    let described = c.ok(&["describe", "deployment", "web"]).await;
+    assert!(described.contains("ScalingReplicaSet"), "{described}");
+    assert!(described.contains("Scaled up replica set web-"), "{described}");
+    let described = c.ok(&["describe", "pod", &pod]).await;
+    for text in [
+        "Scheduled",
+        &format!("Successfully assigned default/{pod} to miniplane-worker-"),
+        "Pulling",
+        "Started",
+    ] {
+        assert!(described.contains(text), "{text:?} missing from:\n{described}");
+    }
+
+    // A container that exits with 1 after a second, restarted with back-off:
+    // the repeated BackOff is one Event whose count grows.
+    let labels = "      labels: {app: crash}\n";
+    let crashing = format!(
+        "{labels}      annotations: {{sim.miniplane.dev/run-seconds: \"1\", sim.miniplane.dev/exit-code: \"1\"}}\n"
+    );
+    let manifest = deployment("crash", 1, "{}", "").replace(labels, &crashing);
+    assert!(manifest.contains("exit-code"), "{manifest}");
+    apply(&c, &manifest).await;
+    let (_, _, message, count) = eventually(&c, "a BackOff Event counted twice", |api| {
+        events(api)
+            .into_iter()
+            .find(|(src, reason, _, count)| src == "kubelet" && reason == "BackOff" && *count >= 2)
+    })
+    .await;
+    assert!(
+        message.starts_with("Back-off restarting failed container app"),
+        "{message}"
+    );
+    assert!(count >= 2);
+    c.stop().await;
+}
