@@ -145,7 +145,13 @@ impl Recorder {
             let result = match first {
                 true => recorder.write_new(&fingerprint, &seen, &now).await,
                 false => match recorder.write_repeat(&seen, &now).await {
-                    Err(e) if e.is_not_found() => recorder.write_new(&fingerprint, &seen, &now).await,
+                    // Expired: create it again. Or not created yet (the first
+                    // write is still on its way): then the create loses to it
+                    // and the repeat is a patch after all.
+                    Err(e) if e.is_not_found() => match recorder.write_new(&fingerprint, &seen, &now).await {
+                        Err(e) if e.is_already_exists() => recorder.write_repeat(&seen, &now).await,
+                        other => other,
+                    },
                     other => other,
                 },
             };
