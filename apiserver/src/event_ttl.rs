@@ -47,7 +47,7 @@ const GRANULARITY: Duration = Duration::from_secs(1);
 
 /// When each Event of one collection expires, and at which revision it was last written.
 #[derive(Default)]
-pub struct Leases {
+struct Leases {
     /// key → (expiry in simulated ms since the epoch, revision of the last write).
     by_key: HashMap<String, (u64, Revision)>,
     /// The same leases ordered by expiry.
@@ -56,7 +56,7 @@ pub struct Leases {
 
 impl Leases {
     /// A write of `key` at `revision`, at simulated time `now_ms`: its lease starts again.
-    pub fn written(&mut self, key: &str, revision: Revision, now_ms: u64, ttl: Duration) {
+    fn written(&mut self, key: &str, revision: Revision, now_ms: u64, ttl: Duration) {
         self.removed(key);
         let expiry = now_ms.saturating_add(ttl.as_millis() as u64);
         self.by_key.insert(key.to_string(), (expiry, revision));
@@ -64,14 +64,14 @@ impl Leases {
     }
 
     /// `key` is gone: it has no lease any more.
-    pub fn removed(&mut self, key: &str) {
+    fn removed(&mut self, key: &str) {
         if let Some((expiry, _)) = self.by_key.remove(key) {
             self.by_expiry.remove(&(expiry, key.to_string()));
         }
     }
 
     /// Takes the leases that ran out by `now_ms`: (key, revision of its last write).
-    pub fn expired(&mut self, now_ms: u64) -> Vec<(String, Revision)> {
+    fn expired(&mut self, now_ms: u64) -> Vec<(String, Revision)> {
         let mut out = Vec::new();
         while let Some((expiry, key)) = self.by_expiry.first().cloned() {
             if expiry > now_ms {
@@ -85,13 +85,15 @@ impl Leases {
         out
     }
 
+    #[cfg(test)]
     /// How many Events hold a lease.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.by_key.len()
     }
 
+    #[cfg(test)]
     /// Whether no Event holds a lease.
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }
 }

@@ -66,11 +66,13 @@ impl WrittenStatuses {
         self.lock().remove(key);
     }
 
+    #[cfg(test)]
     /// How many pods have a status newer than the cache's.
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
+    #[cfg(test)]
     /// Whether the cache has caught up with every write.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()

@@ -147,7 +147,7 @@ struct GraphSink {
 impl Sink for GraphSink {
     /// Puts every listed object in the graph, and removes the ones of this
     /// kind that are gone.
-    fn replace(&mut self, items: Vec<Value>, _resource_version: &str) {
+    fn replace(&mut self, items: Vec<Value>) {
         let mut listed = std::collections::HashSet::with_capacity(items.len());
         for item in &items {
             listed.insert(uid_of(item));

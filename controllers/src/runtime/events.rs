@@ -144,16 +144,7 @@ impl Recorder {
         tokio::spawn(async move {
             let result = match first {
                 true => recorder.write_new(&fingerprint, &seen, &now).await,
-                false => match recorder.write_repeat(&seen, &now).await {
-                    // Expired: create it again. Or not created yet (the first
-                    // write is still on its way): then the create loses to it
-                    // and the repeat is a patch after all.
-                    Err(e) if e.is_not_found() => match recorder.write_new(&fingerprint, &seen, &now).await {
-                        Err(e) if e.is_already_exists() => recorder.write_repeat(&seen, &now).await,
-                        other => other,
-                    },
-                    other => other,
-                },
+                false => recorder.write_again(&fingerprint, &seen, &now).await,
             };
             if let Err(e) = result {
                 tracing::warn!(reason = %fingerprint.reason, error = %e, "could not record event");
@@ -215,6 +206,20 @@ impl Recorder {
             .create(&r, Some(&seen.namespace), event)
             .await
             .map(|_| ())
+    }
+
+    /// A repeat: bump the existing Event. When it is missing — expired, or
+    /// its first create still on the way — create it; a create that loses
+    /// to that first one falls back to the bump.
+    async fn write_again(&self, f: &Fingerprint, seen: &Seen, now: &str) -> Result<(), super::ClientError> {
+        match self.write_repeat(seen, now).await {
+            Err(e) if e.is_not_found() => {}
+            done => return done,
+        }
+        match self.write_new(f, seen, now).await {
+            Err(e) if e.is_already_exists() => self.write_repeat(seen, now).await,
+            created => created,
+        }
     }
 
     async fn write_repeat(&self, seen: &Seen, now: &str) -> Result<(), super::ClientError> {

@@ -424,7 +424,7 @@ struct CacheSink<K> {
 }
 
 impl<K: Object> Sink for CacheSink<K> {
-    fn replace(&mut self, items: Vec<Value>, _resource_version: &str) {
+    fn replace(&mut self, items: Vec<Value>) {
         let objects = items.into_iter().filter_map(|item| self.decode(item)).collect();
         self.replace_all(objects);
         self.synced.send_replace(true);

@@ -36,7 +36,7 @@ const RETRY_MAX: Duration = Duration::from_secs(30);
 /// as the reflector uses it).
 pub trait Sink: Send + 'static {
     /// A list replaced everything known (client-go `Replace`).
-    fn replace(&mut self, items: Vec<Value>, resource_version: &str);
+    fn replace(&mut self, items: Vec<Value>);
     /// An ADDED or MODIFIED object.
     fn upsert(&mut self, object: Value);
     /// A DELETED object, in its last state.
@@ -124,7 +124,7 @@ impl<S: Sink> Reflector<S> {
     async fn list(&mut self) -> Result<(), ClientError> {
         let (items, rv) = self.client.list(&self.resource, None, &self.params).await?;
         trace::informer_listed(&self.resource.kind, items.len(), &rv);
-        self.sink.replace(items, &rv);
+        self.sink.replace(items);
         self.last_rv = rv;
         Ok(())
     }
