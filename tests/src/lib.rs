@@ -175,16 +175,18 @@ impl HttpResponse {
     }
 }
 
-/// Sends one HTTP/1.1 request with `Connection: close` and reads the whole
-/// response: enough for tests that need to send what kubectl never would.
+/// Sends one HTTP/1.1 request with `Connection: close` to `server` and reads
+/// the whole response: enough for tests that need to send what kubectl
+/// never would.
 pub async fn http(
-    addr: std::net::SocketAddr,
+    server: &Server,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> HttpResponse {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = server.addr();
     let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",

@@ -9,13 +9,13 @@ const JSON: (&str, &str) = ("Content-Type", "application/json");
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_bodies_are_400() {
     let mut c = Cluster::start().await;
-    let addr = c.server().addr();
+    let s = c.server();
     let path = "/api/v1/namespaces/default/configmaps";
-    let r = http(addr, "POST", path, &[JSON], b"{\"apiVersion\": \"v1\", ").await;
+    let r = http(s, "POST", path, &[JSON], b"{\"apiVersion\": \"v1\", ").await;
     assert_eq!(r.status, 400, "{r:?}");
     assert_eq!(r.json()["reason"], "BadRequest");
     let r = http(
-        addr,
+        s,
         "POST",
         path,
         &[("Content-Type", "application/yaml")],
@@ -23,11 +23,11 @@ async fn malformed_bodies_are_400() {
     )
     .await;
     assert_eq!(r.status, 400);
-    let r = http(addr, "POST", path, &[("Content-Type", "text/csv")], b"a,b").await;
+    let r = http(s, "POST", path, &[("Content-Type", "text/csv")], b"a,b").await;
     assert_eq!(r.status, 415);
     assert_eq!(r.json()["reason"], "UnsupportedMediaType");
     let r = http(
-        addr,
+        s,
         "PATCH",
         &format!("{path}/x"),
         &[("Content-Type", "application/xml")],
@@ -35,7 +35,7 @@ async fn malformed_bodies_are_400() {
     )
     .await;
     assert_eq!(r.status, 415);
-    let r = http(addr, "PUT", path, &[JSON], b"{}").await;
+    let r = http(s, "PUT", path, &[JSON], b"{}").await;
     assert_eq!(r.status, 405);
     assert_eq!(r.json()["reason"], "MethodNotAllowed");
     // Still serving.
@@ -51,7 +51,7 @@ async fn oversize_body_is_413() {
         "a".repeat(3 * 1024 * 1024 + 10)
     );
     let r = http(
-        c.server().addr(),
+        c.server(),
         "POST",
         "/api/v1/namespaces/default/configmaps",
         &[JSON],
@@ -79,7 +79,7 @@ async fn unknown_kind_and_resource() {
         "{err}"
     );
     let r = http(
-        c.server().addr(),
+        c.server(),
         "GET",
         "/apis/apps/v1/namespaces/default/widgets",
         &[],
@@ -110,7 +110,7 @@ async fn invalid_objects_are_422_with_field_causes() {
         "{err}"
     );
     let r = http(
-        c.server().addr(),
+        c.server(),
         "POST",
         "/api/v1/namespaces/default/configmaps",
         &[JSON],

@@ -23,7 +23,7 @@ const CMS: &str = "/api/v1/namespaces/default/configmaps";
 async fn create(c: &Cluster, name: &str, labels: &str) -> u64 {
     let body = format!(r#"{{"metadata":{{"name":"{name}","labels":{labels}}}}}"#);
     let r = http(
-        c.server().addr(),
+        c.server(),
         "POST",
         CMS,
         &[("Content-Type", "application/json")],
@@ -49,7 +49,7 @@ async fn resource_version_zero_starts_with_synthetic_added_events() {
     create(&c, "b", "{}").await;
     // timeoutSeconds is simulated: 60 s pass in one real second here.
     let r = http(
-        c.server().addr(),
+        c.server(),
         "GET",
         &format!("{CMS}?watch=true&resourceVersion=0&timeoutSeconds=60"),
         &[],
@@ -71,10 +71,10 @@ async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_dele
     })
     .await;
     let rv = create(&c, "x", r#"{"app":"web"}"#).await;
-    let addr = c.server().addr();
+    let s = c.server();
     let watch = |q: String| async move {
         http(
-            addr,
+            s,
             "GET",
             &format!("{CMS}?watch=true&resourceVersion={rv}&{q}"),
             &[],
@@ -88,7 +88,7 @@ async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_dele
     let patch = |labels: &'static str| async move {
         let body = format!(r#"{{"metadata":{{"labels":{labels}}}}}"#);
         let r = http(
-            addr,
+            s,
             "PATCH",
             &format!("{CMS}/x"),
             &[("Content-Type", "application/merge-patch+json")],
@@ -127,7 +127,7 @@ async fn an_expired_resource_version_ends_the_watch_with_410() {
         create(&c, &format!("c{i}"), "{}").await;
     }
     let r = http(
-        c.server().addr(),
+        c.server(),
         "GET",
         &format!("{CMS}?watch=true&resourceVersion={first}"),
         &[],
@@ -151,14 +151,14 @@ async fn lists_page_with_limit_and_continue() {
     for i in 0..5 {
         create(&c, &format!("p{i}"), "{}").await;
     }
-    let r = http(c.server().addr(), "GET", &format!("{CMS}?limit=2"), &[], b"").await;
+    let r = http(c.server(), "GET", &format!("{CMS}?limit=2"), &[], b"").await;
     let page = r.json();
     assert_eq!(page["kind"], "ConfigMapList");
     assert_eq!(page["items"].as_array().unwrap().len(), 2);
     assert_eq!(page["metadata"]["remainingItemCount"], 3);
     let token = page["metadata"]["continue"].as_str().unwrap().to_string();
     let r = http(
-        c.server().addr(),
+        c.server(),
         "GET",
         &format!("{CMS}?limit=10&continue={token}"),
         &[],
