@@ -312,10 +312,23 @@ operation('scale') do
   scale = apps.get_entity('deployments', 'scaled/scale', NS)
   check(scale.kind == 'Scale' && scale.apiVersion == 'autoscaling/v1', "scale is #{scale.kind}/#{scale.apiVersion}")
   check(scale.spec.replicas == 1, "scale spec.replicas #{scale.spec.replicas.inspect}, expected 1")
-  scale.spec.replicas = 3
-  written = apps.handle_exception do
-    apps.rest_client["namespaces/#{NS}/deployments/scaled/scale"]
-        .put(scale.to_h.to_json, { 'Content-Type' => 'application/json' }.merge(apps.headers))
+  # The Scale carries the Deployment's resourceVersion, which the controllers
+  # move on as they work: read again and retry on a 409, as clients do.
+  attempts = 0
+  written = begin
+    attempts += 1
+    scale.spec.replicas = 3
+    apps.handle_exception do
+      apps.rest_client["namespaces/#{NS}/deployments/scaled/scale"]
+          .put(scale.to_h.to_json, { 'Content-Type' => 'application/json' }.merge(apps.headers))
+    end
+  rescue Kubeclient::HttpError => e
+    raise unless e.error_code == 409 && attempts < 10
+
+    log "scale PUT conflicted (attempt #{attempts}); reading again"
+    sleep 0.3
+    scale = apps.get_entity('deployments', 'scaled/scale', NS)
+    retry
   end
   check(JSON.parse(written.body).dig('spec', 'replicas') == 3, "PUT scale answered #{written.body}")
   check(apps.get_deployment('scaled', NS).spec.replicas == 3, 'Deployment spec.replicas is not 3')
