@@ -10,11 +10,13 @@ use crate::error::{ApiError, ApiResult, Reason};
 use crate::patch::meta::Schema;
 use crate::registry::ResourceInfo;
 
-/// Server-side apply of `config` over `live` (None: create on apply).
+/// Server-side apply of `config` over `live` (None: create on apply), on
+/// the main resource or a subresource such as `status`.
 pub fn apply(
     info: &ResourceInfo,
     live: Option<&Value>,
     config: &Value,
+    subresource: Option<&str>,
     manager: &str,
     force: bool,
     time: &str,
@@ -27,7 +29,7 @@ pub fn apply(
         force,
         api_version: &api_version,
         kind: &info.kind,
-        subresource: None,
+        subresource,
         time,
     };
     crate::patch::apply::apply(schema.as_ref(), live, config, &opts).map_err(|e| match e {

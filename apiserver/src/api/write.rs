@@ -165,7 +165,7 @@ impl Api {
             if precondition.is_some_and(|p| p != rev) {
                 return Err(ApiError::modified(&info.group, &info.plural, name));
             }
-            let new = self.updated(info, &old, body.clone(), sub, opts)?;
+            let new = self.updated(info, &old, body.clone(), sub, Some(opts.manager()))?;
             match self
                 .store_update(info, &key, name, &old, new, rev, opts, &warnings)
                 .await
@@ -209,7 +209,11 @@ impl Api {
             {
                 return Err(ApiError::modified(&info.group, &info.plural, name));
             }
-            let new = self.updated(info, &old, patched, sub, opts)?;
+            // Server-side apply has recorded its Apply entry already;
+            // recording the same write once more as an Update would hand
+            // the applied fields to an Update entry of the same manager.
+            let track = (patch_type != PatchType::Apply).then(|| opts.manager());
+            let new = self.updated(info, &old, patched, sub, track)?;
             match self
                 .store_update(info, &key, name, &old, new, rev, opts, &warnings)
                 .await
@@ -234,6 +238,7 @@ impl Api {
             info,
             None,
             config,
+            None,
             opts.manager(),
             opts.force,
             &self.now_rfc3339(),
@@ -290,6 +295,7 @@ impl Api {
                     info,
                     Some(&base),
                     patch,
+                    sub.map(Subresource::as_str),
                     opts.manager(),
                     opts.force,
                     &self.now_rfc3339(),
@@ -303,13 +309,15 @@ impl Api {
     }
 
     /// Builds the object to store from the live one and the requested one.
+    /// `track` names the manager whose write is recorded as an Update in
+    /// managedFields (`None`: already recorded, by server-side apply).
     fn updated(
         &self,
         info: &ResourceInfo,
         old: &Value,
         mut new: Value,
         sub: Option<Subresource>,
-        opts: &WriteOptions,
+        track: Option<&str>,
     ) -> ApiResult<Value> {
         match sub {
             // `with_scale` and `bind` built the whole object from the live one.
@@ -324,15 +332,10 @@ impl Api {
             _ => kinds::prepare_for_update(info, &mut new, old),
         }
         self.validate(info, &new, Some(old))?;
-        let subresource = sub.map(Subresource::as_str);
-        managed::track_update(
-            info,
-            Some(old),
-            &mut new,
-            opts.manager(),
-            subresource,
-            &self.now_rfc3339(),
-        );
+        if let Some(manager) = track {
+            let subresource = sub.map(Subresource::as_str);
+            managed::track_update(info, Some(old), &mut new, manager, subresource, &self.now_rfc3339());
+        }
         Ok(new)
     }
 
