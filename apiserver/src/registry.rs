@@ -320,6 +320,17 @@ pub fn builtin() -> Vec<ResourceInfo> {
             &[],
             &[],
         ),
+        // discovery.k8s.io/v1
+        row(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
         // events.k8s.io/v1 (stored apart from core/v1 events here)
         row("events.k8s.io", "v1", "Event", "events", true, &["ev"], &[], &[]),
     ]

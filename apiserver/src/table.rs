@@ -50,6 +50,7 @@ pub fn row_cells(group: &str, kind: &str, obj: &Value, now: Timestamp) -> Vec<Va
         ("batch", "Job") => p.job(),
         ("batch", "CronJob") => p.cron_job(),
         ("coordination.k8s.io", "Lease") => p.lease(),
+        ("discovery.k8s.io", "EndpointSlice") => p.endpoint_slice(),
         _ => p.default_row(),
     }
 }
@@ -315,6 +316,13 @@ fn columns(group: &str, kind: &str) -> Vec<Column> {
         ("coordination.k8s.io", "Lease") => {
             vec![NAME, col("Holder", "string", D_LEASE_HOLDER), AGE]
         }
+        ("discovery.k8s.io", "EndpointSlice") => vec![
+            NAME,
+            col("AddressType", "string", D_EPS_ADDRESS_TYPE),
+            col("Ports", "string", D_EPS_PORTS),
+            col("Endpoints", "string", D_EPS_ENDPOINTS),
+            AGE,
+        ],
         _ => vec![NAME, col("Created At", "date", D_CREATED)],
     }
 }
@@ -832,6 +840,44 @@ impl Printer<'_> {
     fn endpoints(&self) -> Vec<Value> {
         vec![self.name(), json!(format_endpoints(self.obj)), self.age()]
     }
+
+    fn endpoint_slice(&self) -> Vec<Value> {
+        let obj = self.obj;
+        let ports = array(obj.get("ports")).iter().map(|p| {
+            match (
+                p.get("port").and_then(Value::as_i64),
+                p.get("name").and_then(Value::as_str),
+            ) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(name)) => name.to_string(),
+                (None, None) => "*".to_string(),
+            }
+        });
+        let addresses = array(obj.get("endpoints"))
+            .iter()
+            .flat_map(|e| strings(e.get("addresses")))
+            .map(str::to_string);
+        vec![
+            self.name(),
+            json!(str_at(obj, &["addressType"])),
+            json!(list_with_more(ports)),
+            json!(list_with_more(addresses)),
+            self.age(),
+        ]
+    }
+}
+
+/// The first three items joined by commas and `+ N more...`, or `<unset>`
+/// (upstream `listWithMoreString`).
+fn list_with_more(items: impl Iterator<Item = String>) -> String {
+    const MAX: usize = 3;
+    let all: Vec<String> = items.collect();
+    let shown = all[..all.len().min(MAX)].join(",");
+    match all.len() {
+        0 => "<unset>".to_string(),
+        n if n > MAX => format!("{shown} + {} more...", n - MAX),
+        _ => shown,
+    }
 }
 
 fn node_status(obj: &Value) -> String {
@@ -1219,6 +1265,9 @@ const D_SVC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and i
 const D_SVC_EXTERNAL_IPS: &str = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.";
 const D_SVC_PORTS: &str = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
 const D_SVC_SELECTOR: &str = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/";
+const D_EPS_ADDRESS_TYPE: &str = "addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name.";
+const D_EPS_PORTS: &str = "ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. When ports is empty, it indicates that there are no defined ports. When a port is defined with a nil port value, it indicates \"all ports\". Each slice may include a maximum of 100 ports.";
+const D_EPS_ENDPOINTS: &str = "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.";
 const D_EP_SUBSETS: &str = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.";
 const D_CM_DATA: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
 const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
@@ -1420,6 +1469,7 @@ mod tests {
             ("batch", "Job"),
             ("batch", "CronJob"),
             ("coordination.k8s.io", "Lease"),
+            ("discovery.k8s.io", "EndpointSlice"),
         ] {
             for c in column_definitions(g, k) {
                 let obj = c.as_object().unwrap();
@@ -1774,6 +1824,41 @@ mod tests {
             (c[2].clone(), c[3].clone()),
             (json!("<none>"), json!("example.com"))
         );
+    }
+
+    #[test]
+    fn endpoint_slice_rows() {
+        let slice = json!({
+            "metadata": {"name": "kubernetes", "creationTimestamp": ago(30)},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+            "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}],
+        });
+        assert_eq!(
+            cells("discovery.k8s.io", "EndpointSlice", &slice),
+            vec![
+                json!("kubernetes"),
+                json!("IPv4"),
+                json!("6443"),
+                json!("127.0.0.1"),
+                json!("30s")
+            ]
+        );
+        let many = json!({
+            "metadata": {"name": "web-abc"},
+            "addressType": "IPv4",
+            "endpoints": [
+                {"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2", "10.0.0.3"]},
+                {"addresses": ["10.0.0.4"]}, {"addresses": ["10.0.0.5"]},
+            ],
+            "ports": [{"name": "http"}, {}, {"port": 1}, {"port": 2}],
+        });
+        let c = cells("discovery.k8s.io", "EndpointSlice", &many);
+        assert_eq!(c[2], json!("http,*,1 + 1 more..."));
+        assert_eq!(c[3], json!("10.0.0.1,10.0.0.2,10.0.0.3 + 2 more..."));
+        let empty = json!({"metadata": {"name": "e"}, "addressType": "IPv6"});
+        let c = cells("discovery.k8s.io", "EndpointSlice", &empty);
+        assert_eq!((c[2].clone(), c[3].clone()), (json!("<unset>"), json!("<unset>")));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 
 mod delete;
 mod ids;
+pub mod kubernetes_service;
 mod namespace_finalizer;
 mod read;
 mod subresource;

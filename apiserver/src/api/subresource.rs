@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::ids::Ids;
 use super::{Api, obj};
 use crate::error::{ApiError, ApiResult, FieldError, Reason};
+use crate::kinds::core::KUBERNETES_SERVICE_IP;
 use crate::registry::{ResourceInfo, Subresource};
 
 /// The `autoscaling/v1` Scale of a workload.
@@ -80,7 +81,9 @@ pub fn with_scale(parent: &Value, scale: &Value) -> ApiResult<Value> {
 }
 
 /// Gives a new Service a cluster IP from 10.96.0.0/12 unless it is headless
-/// (`None`), an ExternalName, or already has one; the address is drawn from `ids`.
+/// (`None`), an ExternalName, or already has one; the address is drawn from
+/// `ids`, and never is the `default/kubernetes` Service's
+/// ([`KUBERNETES_SERVICE_IP`], which that Service asks for by name).
 pub(crate) fn allocate_cluster_ip(svc: &mut Value, ids: &Ids) {
     let kind = svc
         .pointer("/spec/type")
@@ -96,12 +99,23 @@ pub(crate) fn allocate_cluster_ip(svc: &mut Value, ids: &Ids) {
         }
         return;
     }
-    let b: [u8; 3] = ids.bytes();
-    // 10.96.0.0/12: the second octet is 96..=111; skip .0 and .255 hosts.
-    let ip = format!("10.{}.{}.{}", 96 + (b[0] % 16), b[1], 1 + (b[2] % 254));
+    let ip = draw_cluster_ip(|| ids.bytes());
     if let Some(spec) = svc.get_mut("spec").and_then(Value::as_object_mut) {
         spec.insert("clusterIP".into(), json!(ip));
         spec.insert("clusterIPs".into(), json!([ip]));
+    }
+}
+
+/// A cluster IP from 10.96.0.0/12 made of random bytes from `next`, drawn
+/// again while it is [`KUBERNETES_SERVICE_IP`].
+fn draw_cluster_ip(mut next: impl FnMut() -> [u8; 3]) -> String {
+    loop {
+        let b = next();
+        // The second octet is 96..=111; skip .0 and .255 hosts.
+        let ip = format!("10.{}.{}.{}", 96 + (b[0] % 16), b[1], 1 + (b[2] % 254));
+        if ip != KUBERNETES_SERVICE_IP {
+            return ip;
+        }
     }
 }
 
@@ -294,4 +308,33 @@ pub fn log_text(lines: &[(String, String)], opts: &LogOptions) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kubernetes_service_ip_is_never_drawn() {
+        // [0, 0, 0] makes 10.96.0.1: drawn again.
+        let mut draws = vec![[1, 2, 3], [0, 0, 0]];
+        assert_eq!(draw_cluster_ip(|| draws.pop().unwrap()), "10.97.2.4");
+        assert!(draws.is_empty());
+    }
+
+    #[test]
+    fn a_service_asking_for_no_ip_gets_one_and_others_keep_theirs() {
+        let ids = Ids::new(7, 0);
+        let mut svc = json!({"spec": {"type": "ClusterIP"}});
+        allocate_cluster_ip(&mut svc, &ids);
+        let ip = svc["spec"]["clusterIP"].as_str().unwrap().to_string();
+        assert!(ip.starts_with("10.") && ip != KUBERNETES_SERVICE_IP, "{ip}");
+        assert_eq!(svc["spec"]["clusterIPs"], json!([ip]));
+        let mut given = json!({"spec": {"clusterIP": KUBERNETES_SERVICE_IP}});
+        allocate_cluster_ip(&mut given, &ids);
+        assert_eq!(given["spec"]["clusterIPs"], json!([KUBERNETES_SERVICE_IP]));
+        let mut headless = json!({"spec": {"clusterIP": "None"}});
+        allocate_cluster_ip(&mut headless, &ids);
+        assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
+    }
 }

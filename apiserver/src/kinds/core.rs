@@ -1,6 +1,7 @@
 //! The other core/v1 kinds (Namespace, Node, Service, Endpoints, ConfigMap,
-//! Secret) and apps/v1 ControllerRevision. ServiceAccount, Event, Lease and
-//! events.k8s.io Events only get the ObjectMeta rules of [`super::meta`].
+//! Secret, Event) and apps/v1 ControllerRevision. ServiceAccount and Lease
+//! only get the ObjectMeta rules of [`super::meta`], events.k8s.io Events
+//! those and the namespace rule of core/v1 Events.
 //!
 //! Upstream: `pkg/apis/core/v1/defaults.go`, `pkg/apis/core/v1/conversion.go`
 //! (Secret `stringData` folded into `data`),
@@ -203,6 +204,35 @@ pub fn prepare_service_update(new: &mut Value, old: &Value) {
 }
 
 const SERVICE_TYPES: [&str; 4] = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+
+/// The ClusterIP of the `default/kubernetes` Service: the first address of
+/// the service CIDR 10.96.0.0/12 (kube-apiserver's default range). The API
+/// server keeps it for that Service alone.
+pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
+
+/// No Service but `default/kubernetes` may take [`KUBERNETES_SERVICE_IP`]:
+/// upstream's allocator holds it for that Service, so a create asking for
+/// it fails as an allocation of a taken address does.
+pub fn validate_reserved_cluster_ip(obj: &Value) -> Vec<FieldError> {
+    let namespace = get_str(obj, &["metadata", "namespace"]);
+    let name = get_str(obj, &["metadata", "name"]);
+    if (namespace, name) == ("default", "kubernetes") {
+        return Vec::new();
+    }
+    let spec = obj.get("spec").unwrap_or(&Value::Null);
+    let primary = get_str(spec, &["clusterIP"]);
+    let taken = primary == KUBERNETES_SERVICE_IP
+        || items(spec, "clusterIPs").any(|ip| ip.as_str() == Some(KUBERNETES_SERVICE_IP));
+    if !taken {
+        return Vec::new();
+    }
+    let shown = match spec.get("clusterIPs").filter(|v| v.is_array()) {
+        Some(ips) => go_string_slice(Some(ips)),
+        None => go_string_slice(Some(&json!([primary]))),
+    };
+    let detail = format!("failed to allocate IP {KUBERNETES_SERVICE_IP}: provided IP is already allocated");
+    vec![invalid_raw("spec.clusterIPs", shown, &detail)]
+}
 
 /// `ValidateService` essentials.
 pub fn validate_service(obj: &Value) -> Vec<FieldError> {
@@ -545,6 +575,94 @@ pub fn validate_secret_update(new: &Value, old: &Value) -> Vec<FieldError> {
     }
     errs.extend(immutable_flag_errors(new, old, &["data"]));
     errs
+}
+
+// ---------------------------------------------------------------------------
+// Event
+
+/// Longest `reportingInstance`, `action` and `reason` of an Event with an
+/// `eventTime`.
+const EVENT_FIELD_LIMIT: usize = 128;
+/// Longest `message` of an Event with an `eventTime`.
+const EVENT_NOTE_LIMIT: usize = 1024;
+
+/// Upstream's `legacyValidateEvent`, what a core/v1 Event must pass.
+///
+/// The namespace rule: an Event about a cluster-scoped object (no
+/// `involvedObject.namespace`) lives in `default` (or `""`, for old
+/// clients); any other Event lives in its object's namespace. An Event
+/// written the events.k8s.io way (with `eventTime`) may also live in
+/// `kube-system`, and must say who reported it and what was done.
+pub fn validate_event(obj: &Value) -> Vec<FieldError> {
+    let event_time = is_set(obj.get("eventTime"));
+    let mut errs = event_namespace_errors(obj, "involvedObject", event_time);
+    if !event_time {
+        return errs;
+    }
+    let controller = get_str(obj, &["reportingComponent"]);
+    if controller.is_empty() {
+        errs.push(FieldError::required("reportingController", ""));
+    }
+    for msg in meta::is_qualified_name(controller) {
+        errs.push(FieldError::invalid("reportingController", json!(controller), msg));
+    }
+    for (field, path, limit) in [
+        ("reportingInstance", "reportingInstance", EVENT_FIELD_LIMIT),
+        ("action", "action", EVENT_FIELD_LIMIT),
+        ("reason", "reason", EVENT_FIELD_LIMIT),
+    ] {
+        let value = get_str(obj, &[field]);
+        if value.is_empty() {
+            errs.push(FieldError::required(path, ""));
+        }
+        if value.len() > limit {
+            errs.push(FieldError::invalid(
+                path,
+                json!(""),
+                format!("can have at most {limit} characters"),
+            ));
+        }
+    }
+    if get_str(obj, &["message"]).len() > EVENT_NOTE_LIMIT {
+        errs.push(FieldError::invalid(
+            "message",
+            json!(""),
+            format!("can have at most {EVENT_NOTE_LIMIT} characters"),
+        ));
+    }
+    errs
+}
+
+/// The namespace rule of [`validate_event`] for an events.k8s.io/v1 Event,
+/// whose object is `regarding` (upstream validates both versions on the
+/// internal type, so the field path is `involvedObject.namespace`).
+pub fn validate_event_v1_namespace(obj: &Value) -> Vec<FieldError> {
+    event_namespace_errors(obj, "regarding", is_set(obj.get("eventTime")))
+}
+
+fn event_namespace_errors(obj: &Value, object_field: &str, event_time: bool) -> Vec<FieldError> {
+    let namespace = get_str(obj, &["metadata", "namespace"]);
+    let object_namespace = get_str(obj, &[object_field, "namespace"]);
+    let allowed = match (object_namespace.is_empty(), event_time) {
+        (true, false) => matches!(namespace, "" | "default"),
+        (true, true) => matches!(namespace, "default" | "kube-system"),
+        (false, false) => namespace == object_namespace,
+        // Upstream checks no match for these.
+        (false, true) => true,
+    };
+    if allowed {
+        return Vec::new();
+    }
+    vec![FieldError::invalid(
+        "involvedObject.namespace",
+        json!(object_namespace),
+        "does not match event.namespace",
+    )]
+}
+
+/// Whether a timestamp field holds a time (not absent, null or empty).
+fn is_set(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_str).is_some_and(|s| !s.is_empty())
 }
 
 // ---------------------------------------------------------------------------

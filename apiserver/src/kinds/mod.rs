@@ -19,7 +19,7 @@
 //! Layout: [`meta`] holds name rules and ObjectMeta; [`pod`] PodSpec and Pod;
 //! [`workloads`] Deployment, ReplicaSet, StatefulSet, DaemonSet; [`batch`]
 //! Job and CronJob; [`core`] the other core/v1 kinds plus Lease,
-//! ControllerRevision and events.k8s.io Events. Unknown kinds (custom
+//! ControllerRevision and events.k8s.io Events; [`discovery`] EndpointSlice. Unknown kinds (custom
 //! resources) get the generic custom-resource strategy: status dropped on
 //! create, generation bumped on any change outside metadata and status.
 //!
@@ -30,6 +30,7 @@
 
 pub mod batch;
 pub mod core;
+pub mod discovery;
 pub mod meta;
 pub mod pod;
 pub mod workloads;
@@ -64,6 +65,8 @@ enum Kind {
     Job,
     CronJob,
     Lease,
+    /// discovery.k8s.io/v1 EndpointSlice.
+    EndpointSlice,
     /// events.k8s.io/v1 Event.
     EventV1,
     /// Custom resources and anything not listed.
@@ -89,6 +92,7 @@ fn kind_of(info: &ResourceInfo) -> Kind {
         ("batch", "Job") => Kind::Job,
         ("batch", "CronJob") => Kind::CronJob,
         ("coordination.k8s.io", "Lease") => Kind::Lease,
+        ("discovery.k8s.io", "EndpointSlice") => Kind::EndpointSlice,
         ("events.k8s.io", "Event") => Kind::EventV1,
         _ => Kind::Other,
     }
@@ -109,6 +113,7 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::DaemonSet => workloads::default_daemonset(obj),
         Kind::Job => batch::default_job(obj),
         Kind::CronJob => batch::default_cronjob(obj),
+        Kind::EndpointSlice => discovery::default_endpoint_slice(obj),
         Kind::ConfigMap
         | Kind::ServiceAccount
         | Kind::Event
@@ -232,8 +237,10 @@ pub fn validate_create(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
     let kind = kind_of(info);
     let mut errs = meta::validate_object_meta(obj, info.namespaced, name_rule(kind));
     errs.extend(validate_spec(kind, obj));
-    if kind == Kind::CronJob {
-        errs.extend(batch::validate_cronjob_name(obj));
+    match kind {
+        Kind::CronJob => errs.extend(batch::validate_cronjob_name(obj)),
+        Kind::Service => errs.extend(core::validate_reserved_cluster_ip(obj)),
+        _ => {}
     }
     errs
 }
@@ -255,6 +262,7 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::Service => core::validate_service_update(new, old),
         Kind::ConfigMap => core::validate_configmap_update(new, old),
         Kind::Secret => core::validate_secret_update(new, old),
+        Kind::EndpointSlice => discovery::validate_endpoint_slice_update(new, old),
         _ => Vec::new(),
     });
     errs
@@ -282,13 +290,10 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::DaemonSet => workloads::validate_daemonset(obj),
         Kind::Job => batch::validate_job(obj),
         Kind::CronJob => batch::validate_cronjob(obj),
-        Kind::Node
-        | Kind::Endpoints
-        | Kind::ServiceAccount
-        | Kind::Event
-        | Kind::Lease
-        | Kind::EventV1
-        | Kind::Other => Vec::new(),
+        Kind::EndpointSlice => discovery::validate_endpoint_slice(obj),
+        Kind::Event => core::validate_event(obj),
+        Kind::EventV1 => core::validate_event_v1_namespace(obj),
+        Kind::Node | Kind::Endpoints | Kind::ServiceAccount | Kind::Lease | Kind::Other => Vec::new(),
     }
 }
 

@@ -963,3 +963,122 @@ fn base64_matches_rfc4648() {
         assert_eq!(s["data"]["k"], want);
     }
 }
+
+fn event(namespace: &str, involved: Value) -> Value {
+    json!({
+        "metadata": {"name": "e.1", "namespace": namespace},
+        "involvedObject": involved,
+        "reason": "Starting", "message": "Starting kubelet.", "type": "Normal",
+    })
+}
+
+#[test]
+fn events_about_cluster_scoped_objects_live_in_default() {
+    let ev = info("Event");
+    let node = json!({"kind": "Node", "name": "n1", "uid": "n1"});
+    assert!(validate_create(&ev, &event("default", node.clone())).is_empty());
+    let mismatch = r#"involvedObject.namespace: Invalid value: "": does not match event.namespace"#;
+    assert_eq!(
+        msgs(&validate_create(&ev, &event("kube-system", node))),
+        [mismatch]
+    );
+    let pod = json!({"kind": "Pod", "name": "p", "namespace": "shop"});
+    assert!(validate_create(&ev, &event("shop", pod.clone())).is_empty());
+    assert_eq!(
+        msgs(&validate_create(&ev, &event("default", pod))),
+        [r#"involvedObject.namespace: Invalid value: "shop": does not match event.namespace"#]
+    );
+}
+
+#[test]
+fn events_with_an_event_time_say_who_reported_them() {
+    let ev = info("Event");
+    let mut e = event("kube-system", json!({"kind": "Node", "name": "n1"}));
+    e["eventTime"] = json!("2025-01-01T00:00:00.000000Z");
+    // An empty name also fails the qualified-name rule, twice, as upstream.
+    let errs = msgs(&validate_create(&ev, &e));
+    assert_eq!(errs.len(), 5, "{errs:?}");
+    assert_eq!(errs[0], "reportingController: Required value");
+    assert_eq!(
+        errs[1],
+        r#"reportingController: Invalid value: "": name part must be non-empty"#
+    );
+    assert_eq!(
+        errs[3..],
+        ["reportingInstance: Required value", "action: Required value"]
+    );
+    e["reportingComponent"] = json!("kubelet");
+    e["reportingInstance"] = json!("n1");
+    e["action"] = json!("Starting");
+    assert!(validate_create(&ev, &e).is_empty());
+    e["metadata"]["namespace"] = json!("shop");
+    assert_eq!(
+        msgs(&validate_create(&ev, &e)),
+        [r#"involvedObject.namespace: Invalid value: "": does not match event.namespace"#]
+    );
+}
+
+#[test]
+fn events_k8s_io_events_follow_the_same_namespace_rule() {
+    let ev = builtin()
+        .into_iter()
+        .find(|r| r.group == "events.k8s.io")
+        .unwrap();
+    let mut e = json!({
+        "metadata": {"name": "e.1", "namespace": "default"},
+        "regarding": {"kind": "Node", "name": "n1"},
+        "eventTime": "2025-01-01T00:00:00.000000Z",
+    });
+    assert!(validate_create(&ev, &e).is_empty());
+    e["metadata"]["namespace"] = json!("shop");
+    assert_eq!(
+        msgs(&validate_create(&ev, &e)),
+        [r#"involvedObject.namespace: Invalid value: "": does not match event.namespace"#]
+    );
+}
+
+#[test]
+fn only_the_kubernetes_service_may_have_the_first_service_ip() {
+    let svc = info("Service");
+    let body = |ns: &str, name: &str| {
+        created(
+            "Service",
+            json!({"metadata": {"name": name, "namespace": ns},
+                   "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "ports": [{"port": 443}]}}),
+        )
+    };
+    assert!(validate_create(&svc, &body("default", "kubernetes")).is_empty());
+    assert_eq!(
+        msgs(&validate_create(&svc, &body("default", "web"))),
+        [
+            r#"spec.clusterIPs: Invalid value: []string{"10.96.0.1"}: failed to allocate IP 10.96.0.1: provided IP is already allocated"#
+        ]
+    );
+    assert_eq!(validate_create(&svc, &body("other", "kubernetes")).len(), 1);
+}
+
+#[test]
+fn endpoint_slices_are_defaulted_and_validated() {
+    let eps = info("EndpointSlice");
+    let mut slice = json!({
+        "metadata": {"name": "web-1", "namespace": "default"},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.244.1.5"]}],
+        "ports": [{"port": 80}],
+    });
+    default_object(&eps, &mut slice);
+    assert_eq!(
+        slice["ports"][0],
+        json!({"name": "", "port": 80, "protocol": "TCP"})
+    );
+    assert!(validate_create(&eps, &slice).is_empty());
+    let mut v6 = slice.clone();
+    v6["addressType"] = json!("IPv6");
+    assert_eq!(
+        msgs(&validate_update(&eps, &v6, &slice)),
+        [
+            r#"endpoints[0].addresses[0]: Invalid value: "10.244.1.5": must be a valid IPv6 address"#,
+            r#"addressType: Invalid value: "IPv6": field is immutable"#,
+        ]
+    );
+}

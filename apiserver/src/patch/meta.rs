@@ -25,7 +25,7 @@
 //! `schemars` (definition names such as `io.k8s.api.core.v1.PodSpec`). Those
 //! schemas carry no patch metadata, so the facts are layered on from two
 //! small tables transcribed from upstream `k8s.io/api` (`core/v1/types.go`,
-//! `apps/v1/types.go`, `batch/v1/types.go`) and `k8s.io/apimachinery`
+//! `apps/v1/types.go`, `batch/v1/types.go`, `discovery/v1/types.go`) and `k8s.io/apimachinery`
 //! (`pkg/apis/meta/v1/types.go`): the `patchStrategy`/`patchMergeKey` struct
 //! tags and the `+listType`/`+listMapKey`/`+mapType`/`+structType` markers.
 //! All kinds share one graph, built once on first use.
@@ -39,7 +39,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
-use k8s_openapi::api::{apps, batch, coordination, core, events};
+use k8s_openapi::api::{apps, batch, coordination, core, discovery, events};
 use serde_json::{Map, Value};
 
 /// The JSON shape of a node.
@@ -322,6 +322,11 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("apps.v1.StatefulSetSpec", "volumeClaimTemplates", NONE, ATOMIC),
     ("batch.v1.JobStatus", "conditions", merge("type"), ATOMIC),
     ("batch.v1.CronJobStatus", "active", NONE, ATOMIC),
+    ("discovery.v1.EndpointSlice", "endpoints", NONE, ATOMIC),
+    ("discovery.v1.EndpointSlice", "ports", NONE, ATOMIC),
+    ("discovery.v1.Endpoint", "addresses", NONE, SET),
+    ("discovery.v1.EndpointHints", "forZones", NONE, ATOMIC),
+    ("discovery.v1.EndpointHints", "forNodes", NONE, ATOMIC),
 ];
 
 /// Struct types marked `+structType=atomic`.
@@ -337,6 +342,7 @@ const ATOMIC_STRUCTS: &[&str] = &[
     "core.v1.ResourceFieldSelector",
     "core.v1.ConfigMapKeySelector",
     "core.v1.SecretKeySelector",
+    "discovery.v1.EndpointPort",
 ];
 
 /// Map fields marked `+mapType=atomic`.
@@ -385,6 +391,11 @@ const KINDS: &[KindEntry] = &[
         "coordination.k8s.io",
         "Lease",
         schema_of::<coordination::v1::Lease>,
+    ),
+    (
+        "discovery.k8s.io",
+        "EndpointSlice",
+        schema_of::<discovery::v1::EndpointSlice>,
     ),
 ];
 
