@@ -24,6 +24,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference, Time};
 
+use crate::lifecycle::{EventType, SimEvent};
 use crate::{stable_hex128, stable_uuid};
 
 /// The kubelet version every simulated node reports.
@@ -201,6 +202,36 @@ fn node_conditions(now: Timestamp) -> Vec<NodeCondition> {
     ]
 }
 
+/// The Events a kubelet records about its Node each time it starts, in
+/// order: `Starting` (upstream `Kubelet.Run`); what the memory, disk and PID
+/// pressure setters of `pkg/kubelet/nodestatus/setters.go` report on the
+/// fresh status the kubelet computes at start (`initialNode`), where every
+/// condition is new; and `NodeAllocatableEnforced` (the container manager).
+///
+/// No `NodeReady`: the Ready setter records it only when an existing Ready
+/// condition changes status, and a simulated node is Ready from its
+/// registration on.
+pub fn start_events(name: &str, now: Timestamp) -> Vec<SimEvent> {
+    let event = |reason: &str, message: String| SimEvent {
+        type_: EventType::Normal,
+        reason: reason.into(),
+        message,
+        field_path: None,
+        at: now,
+    };
+    let status_is = |reason: &str| event(reason, format!("Node {name} status is now: {reason}"));
+    vec![
+        event("Starting", "Starting kubelet.".into()),
+        status_is("NodeHasSufficientMemory"),
+        status_is("NodeHasNoDiskPressure"),
+        status_is("NodeHasSufficientPID"),
+        event(
+            "NodeAllocatableEnforced",
+            "Updated Node Allocatable limit across pods".into(),
+        ),
+    ]
+}
+
 /// The node status a kubelet posts on a heartbeat: `node`'s status with every
 /// condition's `lastHeartbeatTime` set to `now` (transition times unchanged).
 /// A node without status gets the full registration status.
@@ -257,6 +288,32 @@ mod tests {
 
     fn t0() -> Timestamp {
         "2025-05-01T10:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn a_starting_kubelet_reports_its_node_healthy() {
+        let events = start_events("miniplane-worker-1", t0());
+        let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "Starting",
+                "NodeHasSufficientMemory",
+                "NodeHasNoDiskPressure",
+                "NodeHasSufficientPID",
+                "NodeAllocatableEnforced"
+            ]
+        );
+        assert_eq!(events[0].message, "Starting kubelet.");
+        assert_eq!(
+            events[2].message,
+            "Node miniplane-worker-1 status is now: NodeHasNoDiskPressure"
+        );
+        assert!(
+            events
+                .iter()
+                .all(|e| e.type_ == EventType::Normal && e.field_path.is_none())
+        );
     }
 
     #[test]

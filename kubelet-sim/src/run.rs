@@ -10,7 +10,8 @@
 //! the final delete with grace period 0).
 //!
 //! ```text
-//! start:        for each node: create Node (or refresh it after a restart), create/renew Lease
+//! start:        for each node: create Node (or refresh it after a restart), create/renew Lease,
+//!               record the Node's start Events (in `default`, as for every cluster-scoped object)
 //! every 10 s:   for each node: Node status heartbeat, Lease renewTime
 //! pod informer ── pod bound to one of our nodes ──▶ queue (key namespace/name)
 //! worker: step = lifecycle::next(pod, Behaviour::for_pod(pod, seed), now)
@@ -46,7 +47,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::behaviour::Behaviour;
 use crate::lifecycle::{self, SimEvent};
-use crate::node::{Capacity, NODE_LEASE_NAMESPACE, heartbeat, lease_object, node_object, renew_lease};
+use crate::node::{
+    Capacity, NODE_LEASE_NAMESPACE, heartbeat, lease_object, node_object, renew_lease, start_events,
+};
 use crate::status_cache::WrittenStatuses;
 
 /// The component name of the kubelet's Events.
@@ -200,7 +203,8 @@ impl Core {
     // -- nodes and leases ---------------------------------------------------
 
     /// Registers every node and its Lease, retrying until it works or
-    /// `shutdown` (upstream `registerWithAPIServer` retries forever too).
+    /// `shutdown` (upstream `registerWithAPIServer` retries forever too),
+    /// and records each node's start Events.
     async fn register_all(&self, shutdown: &CancellationToken) {
         for name in &self.node_names {
             let mut delay = REGISTER_RETRY;
@@ -212,6 +216,27 @@ impl Core {
                 }
                 delay = (delay * 2).min(HEARTBEAT_PERIOD);
             }
+            self.record_node(name, &start_events(name, now(&self.clock)));
+        }
+    }
+
+    /// Records Events about the Node `name`. As upstream's kubelet, the
+    /// reference's uid is the node's name, and with no namespace the
+    /// recorder writes them to `default`.
+    fn record_node(&self, name: &str, events: &[SimEvent]) {
+        let Some(recorder) = self.recorders.get(name) else {
+            return;
+        };
+        let node = ObjectRef {
+            api_version: "v1".into(),
+            kind: "Node".into(),
+            namespace: None,
+            name: name.into(),
+            uid: name.into(),
+            field_path: None,
+        };
+        for event in events {
+            recorder.record(&node, event_type(event.type_), &event.reason, &event.message);
         }
     }
 

@@ -359,6 +359,38 @@ async fn nodes_are_ready_and_their_leases_renew() {
     cluster.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_starting_kubelet_records_its_nodes_events_in_default() {
+    let cluster = Cluster::start(true).await;
+    cluster
+        .eventually(
+            "a Starting and a NodeAllocatableEnforced Event per node",
+            || async {
+                cluster.events("Starting").await.len() == NODES.len()
+                    && cluster.events("NodeAllocatableEnforced").await.len() == NODES.len()
+            },
+        )
+        .await;
+    for event in cluster.events("Starting").await {
+        let about = &event.involved_object;
+        let node = about.name.clone().unwrap();
+        assert!(NODES.contains(&node.as_str()), "{node}");
+        assert_eq!(about.kind.as_deref(), Some("Node"));
+        // As upstream's kubelet: the node's name as uid, and no namespace.
+        assert_eq!(about.uid.as_deref(), Some(node.as_str()));
+        assert_eq!(about.namespace, None);
+        assert_eq!(event.metadata.namespace.as_deref(), Some("default"));
+        assert_eq!(event.message.as_deref(), Some("Starting kubelet."));
+        assert_eq!(
+            event.source.as_ref().unwrap().host.as_deref(),
+            Some(node.as_str())
+        );
+    }
+    let memory = cluster.events("NodeHasSufficientMemory").await;
+    assert_eq!(memory.len(), NODES.len());
+    cluster.stop().await;
+}
+
 fn node_ready(n: &Node) -> bool {
     let conditions = n.status.as_ref().and_then(|s| s.conditions.as_ref());
     conditions

@@ -53,7 +53,8 @@ pub struct ObjectRef {
     pub api_version: String,
     /// e.g. `Deployment`.
     pub kind: String,
-    /// Namespace; cluster-scoped objects' Events go to `default`.
+    /// Namespace; `None` (or empty) for a cluster-scoped object, whose
+    /// Events go to `default`.
     pub namespace: Option<String>,
     /// Name.
     pub name: String,
@@ -159,10 +160,13 @@ impl Recorder {
             entry.count += 1;
             return (entry.clone(), false);
         }
+        // Upstream: `namespace = metav1.NamespaceDefault` for an object
+        // without one; the API server accepts such an Event only there.
         let namespace = fingerprint
             .object
             .namespace
             .clone()
+            .filter(|ns| !ns.is_empty())
             .unwrap_or_else(|| "default".into());
         let entry = Seen {
             namespace,
@@ -181,7 +185,7 @@ impl Recorder {
         let mut involved = json!({
             "apiVersion": o.api_version, "kind": o.kind, "name": o.name, "uid": o.uid,
         });
-        if let Some(ns) = &o.namespace {
+        if let Some(ns) = o.namespace.as_deref().filter(|ns| !ns.is_empty()) {
             involved["namespace"] = json!(ns);
         }
         if let Some(path) = &o.field_path {
@@ -341,6 +345,47 @@ mod tests {
             clock.sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(items.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn events_about_cluster_scoped_objects_go_to_default() {
+        let clock = Clock::system();
+        let client = client(&clock).await;
+        let recorder = Recorder::new(client.clone(), clock.clone(), "kubelet", Some("node-1"));
+        let node = ObjectRef {
+            api_version: "v1".into(),
+            kind: "Node".into(),
+            namespace: None,
+            name: "node-1".into(),
+            uid: "node-1".into(),
+            field_path: None,
+        };
+        // An empty namespace is a cluster-scoped object too.
+        let namespace = ObjectRef {
+            kind: "Namespace".into(),
+            namespace: Some(String::new()),
+            name: "shop".into(),
+            ..node.clone()
+        };
+        recorder.record(&node, EventType::Normal, "Starting", "Starting kubelet.");
+        recorder.record(&namespace, EventType::Normal, "Seen", "namespace shop");
+        let mut items = Vec::new();
+        for _ in 0..500 {
+            items = client
+                .list(&events_ref(), Some("default"), &Default::default())
+                .await
+                .unwrap()
+                .0;
+            if items.len() == 2 {
+                break;
+            }
+            clock.sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(items.len(), 2, "{items:?}");
+        for e in &items {
+            assert_eq!(e["metadata"]["namespace"], "default");
+            assert!(e["involvedObject"].get("namespace").is_none(), "{e}");
+        }
     }
 
     #[tokio::test]
