@@ -458,7 +458,12 @@ operation('foreground_delete') do
   rs_uid = replica_set.metadata.uid
   log "ReplicaSet #{replica_set.metadata.name}"
   options = Kubeclient::Resource.new(apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Foreground')
-  apps.delete_deployment('doomed', NS, delete_options: options)
+  # The DELETE answers with the object as it stays until its dependents are gone.
+  answer = apps.delete_deployment('doomed', NS, delete_options: options)
+  check(answer.kind == 'Deployment', "DELETE answered a #{answer.kind}, expected the Deployment")
+  check((answer.metadata.finalizers || []).include?('foregroundDeletion') && answer.metadata.deletionTimestamp,
+        "DELETE answered finalizers #{answer.metadata.finalizers.inspect}, " \
+        "deletionTimestamp #{answer.metadata.deletionTimestamp.inspect}")
 
   observed_finalizer = false
   wait_for('Deployment doomed to go') do
