@@ -96,7 +96,7 @@ pub enum UpError {
     /// The store failed to open or close.
     #[error("store: {0}")]
     Store(#[from] store::Error),
-    /// Creating the initial namespaces failed.
+    /// Creating the initial namespaces or the `kubernetes` Service failed.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] apiserver::ApiError),
 }
@@ -122,8 +122,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// Opens the store, creates the initial namespaces, binds, serves, and
-    /// writes the kubeconfig once the server answers.
+    /// Opens the store, creates the initial namespaces, binds, points the
+    /// `default/kubernetes` Service at the bound address, serves, and writes
+    /// the kubeconfig once the server answers.
     pub async fn start(config: Config) -> Result<Server, UpError> {
         if !config.listen.ip().is_loopback() {
             return Err(UpError::NotLoopback(config.listen));
@@ -155,6 +156,8 @@ impl Server {
             .await
             .map_err(io(format!("binding {}", config.listen)))?;
         let addr = listener.local_addr().map_err(io("reading the bound address"))?;
+        // The port is known only now; the Service and its endpoints follow it.
+        api.reconcile_kubernetes_service(addr).await?;
         let shutdown = CancellationToken::new();
         let state = AppState::new(api.clone(), addr.to_string(), shutdown.clone());
         let http = tokio::spawn(apiserver::http::serve(listener, state));
@@ -162,6 +165,9 @@ impl Server {
             Some(sim) => cluster::start(&api, &config.clock, sim, config.seed, &shutdown),
             None => Vec::new(),
         };
+        components.push(tokio::spawn(
+            api.clone().keep_kubernetes_service(addr, shutdown.clone()),
+        ));
         for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
             let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);
             let shutdown = shutdown.clone();

@@ -391,6 +391,34 @@ mod tests {
         assert_eq!(names, ["kubernetes"]);
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_deleted_service_comes_back_within_a_period() {
+        let api = api().await;
+        let addr: SocketAddr = "127.0.0.1:6443".parse().unwrap();
+        api.reconcile_kubernetes_service(addr).await.unwrap();
+        let shutdown = CancellationToken::new();
+        let keeper = tokio::spawn(api.clone().keep_kubernetes_service(addr, shutdown.clone()));
+        let svcs = api.resource("", "v1", "services").unwrap();
+        api.delete(&svcs, Some(NAMESPACE), NAME, &DeleteOptions::default())
+            .await
+            .unwrap();
+        api.clock().sleep(RECONCILE_PERIOD / 2).await;
+        assert!(api.found(&svcs, NAME).unwrap().is_none());
+        // The next round (paused time skips ahead to it) creates it again.
+        let mut back = None;
+        for _ in 0..100 {
+            back = api.found(&svcs, NAME).unwrap();
+            if back.is_some() {
+                break;
+            }
+            api.clock().sleep(Duration::from_millis(100)).await;
+        }
+        let back = back.expect("the Service is created again");
+        assert_eq!(back["spec"]["clusterIP"], KUBERNETES_SERVICE_IP);
+        shutdown.cancel();
+        keeper.await.unwrap();
+    }
+
     #[tokio::test]
     async fn no_other_service_may_take_the_kubernetes_ip() {
         let api = api().await;
