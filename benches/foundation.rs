@@ -356,6 +356,7 @@ struct CreateFigures {
 async fn start_server(durability: Durability) -> Result<miniplane::Server> {
     Ok(miniplane::Server::start(miniplane::Config {
         durability,
+        insecure_http: true,
         ..miniplane::Config::ephemeral()
     })
     .await?)
@@ -633,7 +634,7 @@ async fn start_to_ready(bin: &Path, measure_rss: bool) -> Result<(Duration, Opti
     let kubeconfig = dir.path().join("kubeconfig");
     let start = Instant::now();
     let mut child = tokio::process::Command::new(bin)
-        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+        .args(["up", "--insecure-http", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir.path())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -416,7 +416,7 @@ async fn rss_10k() -> Result<RssFigures> {
     let dir = tempfile::tempdir()?;
     let kubeconfig = dir.path().join("kubeconfig");
     let mut child = tokio::process::Command::new(MINIPLANE_BIN)
-        .args(["up", "--listen", "127.0.0.1:0", "--nodes"])
+        .args(["up", "--insecure-http", "--listen", "127.0.0.1:0", "--nodes"])
         .arg(RSS_NODES.to_string())
         .arg("--time-scale")
         .arg(TIME_SCALE.to_string())

@@ -14,19 +14,24 @@
 
 pub mod cluster;
 mod kubeconfig;
+pub mod pki;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use apiserver::http::AppState;
+use apiserver::http::auth::Authenticator;
 use apiserver::{Api, Registry};
 use store::{Clock, Durability, Store};
 use tokio_util::sync::CancellationToken;
 
-/// The port miniplane listens on by default: 127.0.0.1:8080, upstream's old
-/// insecure port (plain HTTP, no authentication).
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// Where miniplane serves HTTPS by default: kube-apiserver's secure port.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:6443";
+
+/// Where `--insecure-http` serves by default: upstream's old insecure port
+/// (plain HTTP, no authentication).
+pub const DEFAULT_INSECURE_LISTEN: &str = "127.0.0.1:8080";
 
 /// How long shutdown may take before open connections are dropped.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
@@ -34,8 +39,15 @@ const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// What to start.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Address to bind; must be loopback. Port 0 picks a free port.
+    /// Address to bind; port 0 picks a free port. The kubeconfig names it.
     pub listen: SocketAddr,
+    /// More addresses to serve the same API on (their IPs join the serving
+    /// certificate's SANs).
+    pub also_listen: Vec<SocketAddr>,
+    /// Plain HTTP without authentication, as upstream's old insecure port;
+    /// only on loopback addresses. Otherwise HTTPS with the cluster's
+    /// certificates and credentials (made on first start, see [`pki`]).
+    pub insecure_http: bool,
     /// Where the store lives; `None` = a temporary store, gone on exit.
     pub data_dir: Option<PathBuf>,
     /// Where to write the kubeconfig; default `<data-dir>/kubeconfig`.
@@ -64,6 +76,8 @@ impl Config {
     pub fn ephemeral() -> Self {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            also_listen: Vec::new(),
+            insecure_http: false,
             data_dir: None,
             kubeconfig: None,
             durability: Durability::Flush,
@@ -79,11 +93,17 @@ impl Config {
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum UpError {
-    /// A non-loopback address was asked for.
+    /// A non-loopback address was asked for with plain HTTP.
     #[error(
-        "refusing to listen on {0}: miniplane has no authentication yet, so it binds only loopback addresses (127.0.0.0/8 or ::1)"
+        "refusing to serve plain HTTP on {0}: without TLS there is no authentication, so --insecure-http binds only loopback addresses (127.0.0.0/8 or ::1)"
     )]
     NotLoopback(SocketAddr),
+    /// The certificates could not be made or read.
+    #[error("{0}")]
+    Pki(#[from] pki::PkiError),
+    /// The certificates could not be used.
+    #[error("{0}")]
+    Tls(#[from] apiserver::http::tls::TlsError),
     /// Binding or file I/O failed.
     #[error("{context}: {source}")]
     Io {
@@ -101,6 +121,18 @@ pub enum UpError {
     Bootstrap(#[from] apiserver::ApiError),
 }
 
+/// The address a local client dials for a bound one: a wildcard bind
+/// (`0.0.0.0`, `::`) is reached on loopback.
+fn reachable(bound: SocketAddr) -> SocketAddr {
+    match bound.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::from(([127, 0, 0, 1], bound.port())),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, bound.port()))
+        }
+        _ => bound,
+    }
+}
+
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> UpError {
     let context = context.into();
     move |source| UpError::Io { context, source }
@@ -109,12 +141,14 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> UpError {
 /// A running miniplane.
 pub struct Server {
     addr: SocketAddr,
+    /// The certificates and credentials; `None` with `--insecure-http`.
+    pki: Option<pki::Pki>,
     api: Api,
     kubeconfig: PathBuf,
     /// Cancelled by [`Server::stop`]: stops accepting and ends every stream.
     shutdown: CancellationToken,
-    /// The HTTP server task; joined by [`Server::stop`].
-    http: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// One HTTP server task per listen address; joined by [`Server::stop`].
+    http: Vec<tokio::task::JoinHandle<std::io::Result<()>>>,
     /// Informers, controllers, scheduler and kubelet; joined by [`Server::stop`].
     components: Vec<tokio::task::JoinHandle<()>>,
     /// Keeps a temporary data dir alive as long as the server.
@@ -126,8 +160,13 @@ impl Server {
     /// `default/kubernetes` Service at the bound address, serves, and writes
     /// the kubeconfig once the server answers.
     pub async fn start(config: Config) -> Result<Server, UpError> {
-        if !config.listen.ip().is_loopback() {
-            return Err(UpError::NotLoopback(config.listen));
+        let listen: Vec<SocketAddr> = std::iter::once(config.listen)
+            .chain(config.also_listen.iter().copied())
+            .collect();
+        if config.insecure_http
+            && let Some(addr) = listen.iter().find(|a| !a.ip().is_loopback())
+        {
+            return Err(UpError::NotLoopback(*addr));
         }
         let (data_dir, temp) = match &config.data_dir {
             Some(d) => (d.clone(), None),
@@ -137,6 +176,13 @@ impl Server {
             }
         };
         std::fs::create_dir_all(&data_dir).map_err(io(format!("creating {}", data_dir.display())))?;
+        let pki = match config.insecure_http {
+            true => None,
+            false => {
+                let ips: Vec<_> = listen.iter().map(SocketAddr::ip).collect();
+                Some(pki::load_or_create(&data_dir.join("pki"), &ips)?)
+            }
+        };
         let store = Store::open(store::Config {
             path: Some(data_dir.join("store")),
             durability: config.durability,
@@ -152,15 +198,29 @@ impl Server {
         tracing::info!(seed = config.seed, "seeding the simulation (replay with --seed)");
         let api = Api::with_seed(store, Registry::new(), config.clock.clone(), config.seed);
         api.bootstrap().await?;
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(io(format!("binding {}", config.listen)))?;
-        let addr = listener.local_addr().map_err(io("reading the bound address"))?;
+        let shutdown = CancellationToken::new();
+        let mut http = Vec::new();
+        let mut addr = None;
+        for wanted in &listen {
+            let listener = tokio::net::TcpListener::bind(wanted)
+                .await
+                .map_err(io(format!("binding {wanted}")))?;
+            let bound = reachable(listener.local_addr().map_err(io("reading the bound address"))?);
+            let first = *addr.get_or_insert(bound);
+            let state = AppState::new(api.clone(), first.to_string(), shutdown.clone());
+            http.push(match &pki {
+                None => tokio::spawn(apiserver::http::serve(listener, state)),
+                Some(pki) => {
+                    let tls = apiserver::http::tls::server_config(&pki.tls_files())?;
+                    let state = state.with_authenticator(Authenticator::new(vec![pki.token.clone()]));
+                    tokio::spawn(apiserver::http::tls::serve_tls(listener, state, tls))
+                }
+            });
+        }
+        // `listen` has at least `config.listen`, so one address was bound.
+        let addr = addr.expect("the first listen address is bound");
         // The port is known only now; the Service and its endpoints follow it.
         api.reconcile_kubernetes_service(addr).await?;
-        let shutdown = CancellationToken::new();
-        let state = AppState::new(api.clone(), addr.to_string(), shutdown.clone());
-        let http = tokio::spawn(apiserver::http::serve(listener, state));
         let mut components = match &config.sim {
             Some(sim) => cluster::start(&api, &config.clock, sim, config.seed, &shutdown),
             None => Vec::new(),
@@ -179,12 +239,14 @@ impl Server {
             .kubeconfig
             .clone()
             .unwrap_or_else(|| data_dir.join("kubeconfig"));
-        kubeconfig::wait_until_ready(addr)
+        kubeconfig::wait_until_ready(addr, pki.as_ref())
             .await
             .map_err(io("waiting for /readyz"))?;
-        kubeconfig::write(&kubeconfig, addr).map_err(io(format!("writing {}", kubeconfig.display())))?;
+        kubeconfig::write(&kubeconfig, addr, pki.as_ref())
+            .map_err(io(format!("writing {}", kubeconfig.display())))?;
         Ok(Server {
             addr,
+            pki,
             api,
             kubeconfig,
             shutdown,
@@ -199,9 +261,18 @@ impl Server {
         self.addr
     }
 
-    /// `http://<addr>`.
+    /// `https://<addr>` (`http://` with `--insecure-http`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        match self.pki {
+            Some(_) => format!("https://{}", self.addr),
+            None => format!("http://{}", self.addr),
+        }
+    }
+
+    /// The certificates and credentials the kubeconfig carries (`None`
+    /// with `--insecure-http`).
+    pub fn pki(&self) -> Option<&pki::Pki> {
+        self.pki.as_ref()
     }
 
     /// The kubeconfig written for this server.
@@ -220,7 +291,9 @@ impl Server {
         self.shutdown.cancel();
         // Requests still running after the grace period are dropped with the task.
         let all = async {
-            let _ = self.http.await;
+            for server in self.http {
+                let _ = server.await;
+            }
             for component in self.components {
                 let _ = component.await;
             }

@@ -25,9 +25,14 @@ enum Command {
 
 #[derive(clap::Args)]
 struct UpArgs {
-    /// Address to listen on (loopback only; port 0 picks a free port).
-    #[arg(long, default_value = miniplane::DEFAULT_LISTEN)]
-    listen: std::net::SocketAddr,
+    /// Address to serve on; repeat for more. Port 0 picks a free port
+    /// [default: 127.0.0.1:6443, or 127.0.0.1:8080 with --insecure-http].
+    #[arg(long)]
+    listen: Vec<std::net::SocketAddr>,
+    /// Serve plain HTTP without authentication (loopback addresses only),
+    /// instead of HTTPS with the cluster CA and credentials.
+    #[arg(long)]
+    insecure_http: bool,
     /// Directory for the store and the kubeconfig
     /// [default: $XDG_DATA_HOME/miniplane or ~/.local/share/miniplane].
     #[arg(long)]
@@ -111,8 +116,18 @@ fn init_logging(trace: bool) {
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
     let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    let default_listen = match args.insecure_http {
+        true => miniplane::DEFAULT_INSECURE_LISTEN,
+        false => miniplane::DEFAULT_LISTEN,
+    };
+    let mut listen = args.listen.into_iter();
     let config = miniplane::Config {
-        listen: args.listen,
+        // The default is a constant that parses.
+        listen: listen
+            .next()
+            .unwrap_or_else(|| default_listen.parse().expect("a socket address")),
+        also_listen: listen.collect(),
+        insecure_http: args.insecure_http,
         data_dir: Some(data_dir.clone()),
         kubeconfig: args.kubeconfig,
         durability: if args.no_fsync {

@@ -175,19 +175,81 @@ impl HttpResponse {
     }
 }
 
-/// Sends one HTTP/1.1 request with `Connection: close` to `server` and reads
-/// the whole response: enough for tests that need to send what kubectl
-/// never would.
+/// Sends one HTTP/1.1 request with `Connection: close` to `server` (over
+/// TLS, trusting the cluster CA, with the kubeconfig's bearer token unless
+/// `headers` has an `Authorization` of its own) and reads the whole
+/// response: enough for tests that need to send what kubectl never would.
 pub async fn http(
-    server: &Server,
+    server: impl Into<Target>,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> HttpResponse {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let addr = server.addr();
-    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let target = server.into();
+    let token = target.token.as_ref().map(|t| format!("Bearer {t}"));
+    let mut all = headers.to_vec();
+    if let Some(token) = &token
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    {
+        all.push(("Authorization", token));
+    }
+    send(&target, method, path, &all, body).await
+}
+
+/// Where [`http`] sends a request and how: the address, and the CA and
+/// token when the server serves HTTPS. Cheap to clone into a task.
+#[derive(Clone)]
+pub struct Target {
+    addr: std::net::SocketAddr,
+    tls: Option<std::sync::Arc<tokio_rustls::rustls::ClientConfig>>,
+    token: Option<String>,
+}
+
+impl From<&Target> for Target {
+    fn from(target: &Target) -> Self {
+        target.clone()
+    }
+}
+
+impl From<&Server> for Target {
+    fn from(server: &Server) -> Self {
+        Target {
+            addr: server.addr(),
+            tls: server.pki().map(|p| p.client_config()),
+            token: server.pki().map(|p| p.token.clone()),
+        }
+    }
+}
+
+/// [`http`] without credentials: what an anonymous client gets.
+pub async fn http_anonymous(
+    server: impl Into<Target>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> HttpResponse {
+    send(&server.into(), method, path, headers, body).await
+}
+
+async fn send(
+    target: &Target,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> HttpResponse {
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+    async fn exchange(mut s: impl AsyncRead + AsyncWrite + Unpin, request: &[u8]) -> Vec<u8> {
+        s.write_all(request).await.expect("write request");
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).await.expect("read response");
+        raw
+    }
+    let addr = target.addr;
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -196,10 +258,20 @@ pub async fn http(
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).await.expect("write request");
-    s.write_all(body).await.expect("write body");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).await.expect("read response");
+    let mut request = req.into_bytes();
+    request.extend_from_slice(body);
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let raw = match &target.tls {
+        None => exchange(tcp, &request).await,
+        Some(config) => {
+            let name = tokio_rustls::rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+            let tls = tokio_rustls::TlsConnector::from(config.clone())
+                .connect(name, tcp)
+                .await
+                .expect("TLS handshake with the cluster CA");
+            exchange(tls, &request).await
+        }
+    };
     parse_response(&raw)
 }
 

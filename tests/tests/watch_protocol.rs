@@ -71,31 +71,37 @@ async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_dele
     })
     .await;
     let rv = create(&c, "x", r#"{"app":"web"}"#).await;
-    let s = c.server();
-    let watch = |q: String| async move {
-        http(
-            s,
-            "GET",
-            &format!("{CMS}?watch=true&resourceVersion={rv}&{q}"),
-            &[],
-            b"",
-        )
-        .await
+    let s = e2e::Target::from(c.server());
+    let watch = |q: String| {
+        let s = s.clone();
+        async move {
+            http(
+                s,
+                "GET",
+                &format!("{CMS}?watch=true&resourceVersion={rv}&{q}"),
+                &[],
+                b"",
+            )
+            .await
+        }
     };
     let with_bookmarks = tokio::spawn(watch("allowWatchBookmarks=true&timeoutSeconds=150".into()));
     let selected = tokio::spawn(watch("labelSelector=app%3Dweb&timeoutSeconds=150".into()));
     // Stop matching, match again, then a change of an object never matched.
-    let patch = |labels: &'static str| async move {
-        let body = format!(r#"{{"metadata":{{"labels":{labels}}}}}"#);
-        let r = http(
-            s,
-            "PATCH",
-            &format!("{CMS}/x"),
-            &[("Content-Type", "application/merge-patch+json")],
-            body.as_bytes(),
-        )
-        .await;
-        assert_eq!(r.status, 200);
+    let patch = |labels: &'static str| {
+        let s = s.clone();
+        async move {
+            let body = format!(r#"{{"metadata":{{"labels":{labels}}}}}"#);
+            let r = http(
+                &s,
+                "PATCH",
+                &format!("{CMS}/x"),
+                &[("Content-Type", "application/merge-patch+json")],
+                body.as_bytes(),
+            )
+            .await;
+            assert_eq!(r.status, 200);
+        }
     };
     patch(r#"{"app":"db"}"#).await;
     patch(r#"{"app":"web"}"#).await;

@@ -5,12 +5,14 @@
 //! one fallback handler that parses the path against the registry, so a
 //! kind added to the registry is served without a new route.
 
+pub mod auth;
 mod discovery;
 mod metrics;
 mod negotiate;
 mod resource;
 mod route;
 mod tables;
+pub mod tls;
 mod watch;
 
 pub use metrics::Metrics;
@@ -45,6 +47,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// `host:port` as clients reach it (legacy discovery reports it).
     pub address: String,
+    /// Checks credentials; `None` serves everyone (plain HTTP on loopback).
+    pub authenticator: Option<auth::Authenticator>,
 }
 
 impl AppState {
@@ -57,7 +61,14 @@ impl AppState {
             openapi,
             shutdown,
             address,
+            authenticator: None,
         }
+    }
+
+    /// Requires credentials on every request but the public ones.
+    pub fn with_authenticator(mut self, authenticator: auth::Authenticator) -> Self {
+        self.authenticator = Some(authenticator);
+        self
     }
 
     /// Now on the API's clock, for AGE cells.
@@ -80,6 +91,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi/v3", get(openapi_v3_index))
         .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
         .fallback(resources)
+        .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .with_state(state)
 }
