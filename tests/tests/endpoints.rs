@@ -28,6 +28,16 @@ async fn version_health_and_discovery() {
     assert_eq!(r.json()["kind"], "APIResourceList");
     let r = http(s, "GET", "/nothing/here", &[], b"").await;
     assert_eq!(r.status, 404);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let status = r.json();
+    assert_eq!(
+        (status["kind"].as_str(), status["reason"].as_str()),
+        (Some("Status"), Some("NotFound"))
+    );
+    assert_eq!(
+        status["message"],
+        "the server could not find the requested resource"
+    );
     c.stop().await;
 }
 

@@ -47,11 +47,11 @@ async fn resource_version_zero_starts_with_synthetic_added_events() {
     .await;
     create(&c, "a", "{}").await;
     create(&c, "b", "{}").await;
-    // timeoutSeconds is simulated: 60 s pass in one real second here.
+    // timeoutSeconds is real time, whatever the time scale.
     let r = http(
         c.server(),
         "GET",
-        &format!("{CMS}?watch=true&resourceVersion=0&timeoutSeconds=60"),
+        &format!("{CMS}?watch=true&resourceVersion=0&timeoutSeconds=1"),
         &[],
         b"",
     )
@@ -85,8 +85,6 @@ async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_dele
             .await
         }
     };
-    let with_bookmarks = tokio::spawn(watch("allowWatchBookmarks=true&timeoutSeconds=150".into()));
-    let selected = tokio::spawn(watch("labelSelector=app%3Dweb&timeoutSeconds=150".into()));
     // Stop matching, match again, then a change of an object never matched.
     let patch = |labels: &'static str| {
         let s = s.clone();
@@ -103,11 +101,20 @@ async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_dele
             assert_eq!(r.status, 200);
         }
     };
-    patch(r#"{"app":"db"}"#).await;
-    patch(r#"{"app":"web"}"#).await;
-    create(&c, "other", r#"{"app":"db"}"#).await;
+    let changes = async {
+        patch(r#"{"app":"db"}"#).await;
+        patch(r#"{"app":"web"}"#).await;
+        create(&c, "other", r#"{"app":"db"}"#).await;
+    };
+    // Both watches start from `rv`, so they see the changes whenever they
+    // connect. Real seconds: the bookmark comes two seconds before the deadline.
+    let (with_bookmarks, selected, ()) = tokio::join!(
+        watch("allowWatchBookmarks=true&timeoutSeconds=3".into()),
+        watch("labelSelector=app%3Dweb&timeoutSeconds=3".into()),
+        changes,
+    );
 
-    let all = events(&with_bookmarks.await.unwrap().body);
+    let all = events(&with_bookmarks.body);
     assert!(types(&all).contains(&"BOOKMARK"), "{all:?}");
     let bookmark = all.iter().find(|e| e["type"] == "BOOKMARK").unwrap();
     assert_eq!(bookmark["object"]["kind"], "ConfigMap");
@@ -116,7 +123,7 @@ async fn bookmarks_only_when_asked_and_selectors_turn_changes_into_added_or_dele
             .as_str()
             .is_some()
     );
-    let filtered = events(&selected.await.unwrap().body);
+    let filtered = events(&selected.body);
     assert_eq!(types(&filtered), ["DELETED", "ADDED"], "{filtered:?}");
     c.stop().await;
 }

@@ -72,7 +72,8 @@ pub struct WatchOptions {
     pub field_selector: Option<String>,
     /// `allowWatchBookmarks`.
     pub allow_bookmarks: bool,
-    /// `timeoutSeconds`, in simulated time.
+    /// `timeoutSeconds`: real (wall-clock) time, whatever the time scale —
+    /// the client's own duration, not the simulated world's.
     pub timeout: Option<Duration>,
 }
 
@@ -113,8 +114,57 @@ impl WatchEvent {
 /// The receiving end of a watch. Dropping it ends the watch task.
 pub type WatchStream = mpsc::Receiver<WatchEvent>;
 
-/// Idle time (simulated) after which a bookmark is sent, when asked for.
+/// How often a watch that asked for bookmarks gets one, in real time
+/// (upstream's cacher: `bookmarkFrequency`, a minute).
 const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+
+/// How long before a watch's timeout its last bookmark is sent (upstream
+/// sends one two seconds before the deadline, so that the client resumes
+/// from the latest resourceVersion).
+const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
+
+/// Real (wall-clock) time, for the durations a client sets on a request.
+///
+/// Only the simulated world follows `--time-scale` ([`store::Clock`]); a
+/// watch's `timeoutSeconds` and the bookmark interval are the client's and
+/// the API server's own durations, measured on the wall clock as upstream
+/// measures them. On paused tokio time (tests) this is paused time too.
+pub(crate) mod wall {
+    use std::time::Duration;
+
+    pub use tokio::time::Instant;
+
+    /// Now, on the wall clock.
+    pub fn now() -> Instant {
+        Instant::now()
+    }
+
+    /// `now() + d`, saturating far in the future.
+    pub fn after(d: Duration) -> Instant {
+        let now = now();
+        now.checked_add(d)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+    }
+
+    /// Waits until `deadline` on the wall clock.
+    pub async fn sleep_until(deadline: Instant) {
+        tokio::time::sleep_until(deadline).await;
+    }
+}
+
+/// When a watch with bookmarks gets its next one (upstream
+/// `cacheWatcher.nextBookmarkTime`): a minute from `now`, or two seconds
+/// before the watch's deadline if that comes first; none once that moment
+/// has passed.
+fn next_bookmark(now: wall::Instant, deadline: Option<wall::Instant>) -> Option<wall::Instant> {
+    let heartbeat = now + BOOKMARK_EVERY;
+    let Some(deadline) = deadline else {
+        return Some(heartbeat);
+    };
+    let before_deadline = deadline.checked_sub(BOOKMARK_BEFORE_DEADLINE)?;
+    let next = heartbeat.min(before_deadline);
+    (next > now).then_some(next)
+}
 
 impl Api {
     /// Reads one object.
@@ -227,9 +277,10 @@ impl Api {
         let task = WatchTask {
             tx,
             filter,
-            clock: self.inner.clock.clone(),
             allow_bookmarks: opts.allow_bookmarks,
-            timeout: opts.timeout,
+            // The deadline runs from the request, not from the end of the
+            // initial events.
+            deadline: opts.timeout.map(wall::after),
             last_rv: from,
         };
         tokio::spawn(task.run(initial, watch));
@@ -242,9 +293,9 @@ struct WatchTask {
     /// To the client; when the client goes away, `closed()` resolves and the task ends.
     tx: mpsc::Sender<WatchEvent>,
     filter: Filter,
-    clock: store::Clock,
     allow_bookmarks: bool,
-    timeout: Option<Duration>,
+    /// When the watch ends (`timeoutSeconds`), on the wall clock.
+    deadline: Option<wall::Instant>,
     last_rv: u64,
 }
 
@@ -255,20 +306,33 @@ impl WatchTask {
                 return;
             }
         }
-        let clock = self.clock.clone();
-        let deadline = async move {
-            match self.timeout {
-                Some(t) => clock.sleep(t).await,
+        let deadline = self.deadline;
+        let end = async move {
+            match deadline {
+                Some(d) => wall::sleep_until(d).await,
                 None => std::future::pending().await,
             }
         };
-        tokio::pin!(deadline);
+        tokio::pin!(end);
+        let mut bookmark_at = if self.allow_bookmarks {
+            next_bookmark(wall::now(), deadline)
+        } else {
+            None
+        };
         loop {
-            let bookmark = self.clock.sleep(BOOKMARK_EVERY);
+            let bookmark = async move {
+                match bookmark_at {
+                    Some(at) => wall::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             let event = tokio::select! {
                 _ = self.tx.closed() => return,
-                _ = &mut deadline => return,
-                _ = bookmark, if self.allow_bookmarks => Some(WatchEvent::Bookmark(self.last_rv)),
+                _ = &mut end => return,
+                _ = bookmark => {
+                    bookmark_at = next_bookmark(wall::now(), deadline);
+                    Some(WatchEvent::Bookmark(self.last_rv))
+                }
                 next = watch.next() => match next {
                     None => return,
                     Some(Err(store::Error::Expired { requested, oldest })) => {
@@ -392,5 +456,45 @@ impl Filter {
             }),
             None => true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    #[test]
+    fn bookmarks_come_every_minute_and_two_seconds_before_the_deadline() {
+        let now = wall::now();
+        let s = Duration::from_secs;
+        assert_eq!(next_bookmark(now, None), Some(now + s(60)));
+        assert_eq!(next_bookmark(now, Some(now + s(600))), Some(now + s(60)));
+        assert_eq!(next_bookmark(now, Some(now + s(30))), Some(now + s(28)));
+        // At or past the last moment, no more bookmarks.
+        assert_eq!(next_bookmark(now, Some(now + s(2))), None);
+        assert_eq!(next_bookmark(now + s(28), Some(now + s(30))), None);
+    }
+
+    /// `timeoutSeconds` and bookmarks are wall-clock durations: at a time
+    /// scale of 100 a 5 s watch still lasts 5 s, with its bookmark at 3 s.
+    #[tokio::test(start_paused = true)]
+    async fn watch_timeout_and_bookmarks_run_on_the_wall_clock_at_any_time_scale() {
+        let store = store::Store::open(store::Config::default()).expect("temporary store");
+        let api = Api::new(store, Registry::new(), store::Clock::scaled(100.0));
+        let info = api.resource("", "v1", "configmaps").unwrap();
+        let opts = WatchOptions {
+            resource_version: Some(api.store().revision()),
+            allow_bookmarks: true,
+            timeout: Some(Duration::from_secs(5)),
+            ..Default::default()
+        };
+        let start = wall::now();
+        let mut rx = api.watch(&info, Some("default"), &opts).unwrap();
+        let first = rx.recv().await;
+        assert!(matches!(first, Some(WatchEvent::Bookmark(_))), "{first:?}");
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+        assert_eq!(rx.recv().await, None);
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
     }
 }

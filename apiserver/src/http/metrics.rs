@@ -152,6 +152,11 @@ pub fn classify(method: &str, path: &str, query: &str) -> (String, String) {
         ["apis", _g, _v, rest @ ..] => rest,
         _ => return (method.to_ascii_lowercase(), String::new()),
     };
+    // The deprecated `/watch/` paths are watches, of a list or of one object.
+    let (rest, watch_path) = match rest {
+        ["watch", rest @ ..] => (rest, true),
+        rest => (rest, false),
+    };
     let rest = match rest {
         ["namespaces", _ns, r, tail @ ..] if !matches!(*r, "status" | "finalize") => {
             let mut v = vec![*r];
@@ -164,6 +169,7 @@ pub fn classify(method: &str, path: &str, query: &str) -> (String, String) {
     let has_name = rest.len() > 1;
     let watch = query.split('&').any(|kv| kv == "watch=true" || kv == "watch=1");
     let verb = match (method, has_name) {
+        ("GET", _) if watch_path => "watch",
         ("GET", false) if watch => "watch",
         ("GET", false) => "list",
         ("GET", true) => "get",
@@ -194,6 +200,14 @@ mod tests {
         assert_eq!(
             classify("DELETE", "/api/v1/nodes/n1", ""),
             ("delete".into(), "nodes".into())
+        );
+        assert_eq!(
+            classify("GET", "/api/v1/watch/namespaces/d/configmaps/a", ""),
+            ("watch".into(), "configmaps".into())
+        );
+        assert_eq!(
+            classify("GET", "/apis/apps/v1/watch/deployments", ""),
+            ("watch".into(), "deployments".into())
         );
     }
 }

@@ -3,10 +3,13 @@
 //! Fixed endpoints (`/version`, health, `/metrics`, discovery, OpenAPI) have
 //! their own routes; every resource URL goes to [`resource::serve`] through
 //! one fallback handler that parses the path against the registry, so a
-//! kind added to the registry is served without a new route.
+//! kind added to the registry is served without a new route. Discovery
+//! answers with or without a trailing slash (`/api/`, `/apis/apps/`), as
+//! older clients ask; a path nothing serves is a 404 `Status`.
 
 pub mod auth;
 mod discovery;
+mod metadata;
 mod metrics;
 mod negotiate;
 mod resource;
@@ -81,12 +84,15 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/version", get(version))
+        .route("/version/", get(version))
         .route("/healthz", get(ok))
         .route("/livez", get(ok))
         .route("/readyz", get(ok))
         .route("/metrics", get(metrics_text))
         .route("/api", get(api_root))
+        .route("/api/", get(api_root))
         .route("/apis", get(apis_root))
+        .route("/apis/", get(apis_root))
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_v3_index))
         .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
@@ -206,14 +212,10 @@ async fn openapi_v3_doc(
         .into_response()
 }
 
-/// Upstream's answer to a path nothing serves.
+/// The answer to a path nothing serves: a 404 `Status`, as for an unknown
+/// resource of a served group.
 fn page_not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "404 page not found\n",
-    )
-        .into_response()
+    route::not_found().into_response()
 }
 
 /// Everything under `/api/v1/...` and `/apis/<group>/<version>/...`.

@@ -6,6 +6,7 @@
 //! the body, calls one API method, and encodes the result.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -14,15 +15,16 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::negotiate::{self, Wanted, json_response, table_response};
+use super::negotiate::{self, Wanted, converted_response, json_response};
 use super::route::Route;
 use super::tables::{self, IncludeObject};
-use super::{AppState, watch};
+use super::{AppState, metadata, watch};
 use crate::api::{
     DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions,
 };
 use crate::error::{ApiError, ApiResult, Reason};
-use crate::registry::Subresource;
+use crate::registry::{ResourceInfo, Subresource};
+use crate::selector::FieldSelector;
 
 /// The query parameters, last value wins.
 pub type Query = HashMap<String, String>;
@@ -53,32 +55,39 @@ async fn dispatch(
     let api = &state.api;
     let info = route.info.clone();
     let ns = route.namespace.as_deref();
-    match (method.clone(), route.name.as_deref(), route.sub) {
-        (Method::GET, None, _) if is_true(query.get("watch")) => {
-            let opts = watch_options(query)?;
-            let wanted = negotiate::wanted(headers)?;
-            let events = api.watch(&info, ns, &opts)?;
-            Ok(watch::stream(
-                state,
-                info,
-                events,
-                wanted,
-                IncludeObject::parse(query.get("includeObject").map(String::as_str))?,
-            ))
+    if route.sub == Some(Subresource::Log) && *method == Method::GET {
+        return log(state, ns, route.name.as_deref().unwrap_or(""), query).await;
+    }
+    // Negotiated before anything is done, so that a 406 changes nothing.
+    let wanted = negotiate::wanted(headers)?;
+    let out = Output {
+        state,
+        info: &info,
+        query,
+        wanted,
+    };
+    if route.watch {
+        // The deprecated `/watch/` paths: GET only; a name watches one object.
+        if *method != Method::GET {
+            return Err(method_not_allowed(method));
         }
+        let mut opts = watch_options(query)?;
+        if let Some(name) = route.name.as_deref() {
+            opts.field_selector = Some(name_selector(opts.field_selector.as_deref(), name)?);
+        }
+        return watch(&out, ns, &opts);
+    }
+    match (method.clone(), route.name.as_deref(), route.sub) {
+        (Method::GET, None, _) if is_true(query.get("watch")) => watch(&out, ns, &watch_options(query)?),
         (Method::GET, None, _) => {
             let list = api.list(&info, ns, &list_options(query)?)?;
-            respond_list(state, &info, &list, query, headers)
+            out.list(&list)
         }
         (Method::POST, None, _) => {
             let obj = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
             let written = api.create(&info, ns, obj, &opts).await?;
-            Ok(json_response(
-                StatusCode::CREATED,
-                &written.object,
-                &written.warnings,
-            ))
+            out.object(StatusCode::CREATED, written.object, &written.warnings)
         }
         (Method::DELETE, None, _) => {
             let opts = delete_options(query, headers, body)?;
@@ -91,43 +100,35 @@ async fn dispatch(
                 continue_token: None,
                 remaining: None,
             };
-            Ok(json_response(StatusCode::OK, &list.to_json(&info), &[]))
+            out.list(&list)
         }
-        (Method::GET, Some(name), Some(Subresource::Log)) => log(state, ns, name, query).await,
-        (Method::GET, Some(name), Some(Subresource::Scale)) => Ok(json_response(
-            StatusCode::OK,
-            &api.get_scale(&info, ns, name)?,
-            &[],
-        )),
-        (Method::GET, Some(name), _) => {
-            let obj = api.get(&info, ns, name)?;
-            respond_object(state, &info, obj, query, headers)
+        (Method::GET, Some(name), Some(Subresource::Scale)) => {
+            out.scale(StatusCode::OK, api.get_scale(&info, ns, name)?)
         }
+        (Method::GET, Some(name), _) => out.object(StatusCode::OK, api.get(&info, ns, name)?, &[]),
         (Method::PUT, Some(name), Some(Subresource::Scale)) => {
             let scale = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
-            Ok(json_response(
+            out.scale(
                 StatusCode::OK,
-                &api.update_scale(&info, ns, name, &scale, &opts).await?,
-                &[],
-            ))
+                api.update_scale(&info, ns, name, &scale, &opts).await?,
+            )
         }
         (Method::PUT, Some(name), sub @ (None | Some(Subresource::Status))) => {
             let obj = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
             let written = api.update(&info, ns, name, obj, sub, &opts).await?;
-            Ok(json_response(StatusCode::OK, &written.object, &written.warnings))
+            out.object(StatusCode::OK, written.object, &written.warnings)
         }
         (Method::PATCH, Some(name), sub @ (None | Some(Subresource::Status) | Some(Subresource::Scale))) => {
-            patch(state, &route, name, sub, query, headers, body).await
+            patch(&out, &route, name, sub, headers, body).await
         }
         (Method::DELETE, Some(name), None) => {
             let opts = delete_options(query, headers, body)?;
             match api.delete(&info, ns, name, &opts).await? {
-                DeleteOutcome::Pending(obj) => Ok(json_response(StatusCode::OK, &obj, &[])),
-                DeleteOutcome::Deleted(obj) if info.kind == "Pod" => {
-                    Ok(json_response(StatusCode::OK, &obj, &[]))
-                }
+                DeleteOutcome::Pending(obj) => out.object(StatusCode::OK, obj, &[]),
+                DeleteOutcome::Deleted(obj) if info.kind == "Pod" => out.object(StatusCode::OK, obj, &[]),
+                // A Status is never converted (upstream `doTransformObject`).
                 DeleteOutcome::Deleted(obj) => {
                     Ok(json_response(StatusCode::OK, &success_status(&info, &obj), &[]))
                 }
@@ -140,23 +141,122 @@ async fn dispatch(
             let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
             Ok(json_response(StatusCode::CREATED, &status, &[]))
         }
-        (m, _, _) => Err(ApiError::new(
-            Reason::MethodNotAllowed,
-            format!("the server does not allow this method on the requested resource ({m})"),
-        )),
+        (m, _, _) => Err(method_not_allowed(&m)),
+    }
+}
+
+fn method_not_allowed(m: &Method) -> ApiError {
+    ApiError::new(
+        Reason::MethodNotAllowed,
+        format!("the server does not allow this method on the requested resource ({m})"),
+    )
+}
+
+/// Starts a watch and streams it in the representation asked for.
+fn watch(out: &Output<'_>, ns: Option<&str>, opts: &WatchOptions) -> ApiResult<Response> {
+    let include = IncludeObject::parse(out.query.get("includeObject").map(String::as_str))?;
+    let events = out.state.api.watch(out.info, ns, opts)?;
+    Ok(watch::stream(
+        out.state,
+        out.info.clone(),
+        events,
+        out.wanted,
+        include,
+    ))
+}
+
+/// The field selector of a watch of one object by its path (upstream
+/// `ListResource`): `metadata.name=NAME`, or the client's own selector when
+/// it asks for that same name.
+fn name_selector(given: Option<&str>, name: &str) -> ApiResult<String> {
+    let given = given.filter(|s| !s.trim().is_empty());
+    let Some(given) = given else {
+        return Ok(format!("metadata.name={name}"));
+    };
+    let parsed = FieldSelector::parse(given).map_err(ApiError::bad_request)?;
+    if parsed.requires_exact_match("metadata.name") != Some(name) {
+        return Err(ApiError::bad_request(
+            "fieldSelector metadata.name doesn't match requested name",
+        ));
+    }
+    Ok(given.to_string())
+}
+
+/// How results go back to the client: in the representation `Accept` asked
+/// for (upstream `transformResponseObject`).
+struct Output<'a> {
+    state: &'a AppState,
+    info: &'a Arc<ResourceInfo>,
+    query: &'a Query,
+    wanted: Wanted,
+}
+
+impl Output<'_> {
+    fn include(&self) -> ApiResult<IncludeObject> {
+        IncludeObject::parse(self.query.get("includeObject").map(String::as_str))
+    }
+
+    /// One object: itself, a Table of one row, or its metadata.
+    fn object(&self, status: StatusCode, obj: Value, warnings: &[String]) -> ApiResult<Response> {
+        let body = match self.wanted {
+            Wanted::Object => return Ok(json_response(status, &obj, warnings)),
+            Wanted::Table(version) => {
+                let meta = json!({"resourceVersion": obj.pointer("/metadata/resourceVersion")});
+                tables::table(
+                    self.info,
+                    std::slice::from_ref(&obj),
+                    meta,
+                    self.include()?,
+                    version,
+                    self.state.now(),
+                )
+            }
+            Wanted::Metadata(version) => metadata::partial(&obj, version),
+            Wanted::MetadataList(_) => return Err(metadata::object_is_not_a_list(self.info)),
+        };
+        Ok(converted_response(self.wanted, status, &body, warnings))
+    }
+
+    /// A list: itself, a Table, or the list of the items' metadata.
+    fn list(&self, list: &crate::api::ObjectList) -> ApiResult<Response> {
+        let whole = list.to_json(self.info);
+        let body = match self.wanted {
+            Wanted::Object => return Ok(json_response(StatusCode::OK, &whole, &[])),
+            Wanted::Table(version) => tables::table(
+                self.info,
+                &list.items,
+                whole["metadata"].clone(),
+                self.include()?,
+                version,
+                self.state.now(),
+            ),
+            Wanted::MetadataList(version) => {
+                metadata::partial_list(&list.items, whole["metadata"].clone(), version)
+            }
+            Wanted::Metadata(_) => return Err(metadata::list_is_not_an_object(self.info)),
+        };
+        Ok(converted_response(self.wanted, StatusCode::OK, &body, &[]))
+    }
+
+    /// An `autoscaling/v1` Scale: itself (there is no Table of it), or its metadata.
+    fn scale(&self, status: StatusCode, scale: Value) -> ApiResult<Response> {
+        match self.wanted {
+            Wanted::Metadata(_) | Wanted::MetadataList(_) => self.object(status, scale, &[]),
+            Wanted::Object | Wanted::Table(_) => Ok(json_response(status, &scale, &[])),
+        }
     }
 }
 
 #[allow(clippy::too_many_arguments)] // the parts of one PATCH request
 async fn patch(
-    state: &AppState,
+    out: &Output<'_>,
     route: &Route,
     name: &str,
     sub: Option<Subresource>,
-    query: &Query,
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult<Response> {
+    let query = out.query;
     if body.len() > negotiate::MAX_BODY {
         return Err(negotiate::too_large());
     }
@@ -178,7 +278,8 @@ async fn patch(
         return Err(ApiError::bad_request("force is only valid for apply patches"));
     }
     let info = &route.info;
-    let written = state
+    let written = out
+        .state
         .api
         .patch(
             info,
@@ -195,11 +296,10 @@ async fn patch(
     } else {
         StatusCode::OK
     };
-    let body = match sub {
-        Some(Subresource::Scale) => crate::api::scale_of(info, &written.object)?,
-        _ => written.object,
-    };
-    Ok(json_response(status, &body, &written.warnings))
+    match sub {
+        Some(Subresource::Scale) => out.scale(status, crate::api::scale_of(info, &written.object)?),
+        _ => out.object(status, written.object, &written.warnings),
+    }
 }
 
 async fn log(state: &AppState, ns: Option<&str>, name: &str, query: &Query) -> ApiResult<Response> {
@@ -293,49 +393,6 @@ fn follow_log(
         Body::from_stream(stream),
     )
         .into_response()
-}
-
-fn respond_list(
-    state: &AppState,
-    info: &crate::registry::ResourceInfo,
-    list: &crate::api::ObjectList,
-    query: &Query,
-    headers: &HeaderMap,
-) -> ApiResult<Response> {
-    match negotiate::wanted(headers)? {
-        Wanted::Object => Ok(json_response(StatusCode::OK, &list.to_json(info), &[])),
-        Wanted::Table(version) => {
-            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
-            let meta = list.to_json(info)["metadata"].clone();
-            let t = tables::table(info, &list.items, meta, include, version, state.now());
-            Ok(table_response(version, &t))
-        }
-    }
-}
-
-fn respond_object(
-    state: &AppState,
-    info: &crate::registry::ResourceInfo,
-    obj: Value,
-    query: &Query,
-    headers: &HeaderMap,
-) -> ApiResult<Response> {
-    match negotiate::wanted(headers)? {
-        Wanted::Object => Ok(json_response(StatusCode::OK, &obj, &[])),
-        Wanted::Table(version) => {
-            let include = IncludeObject::parse(query.get("includeObject").map(String::as_str))?;
-            let meta = json!({"resourceVersion": obj.pointer("/metadata/resourceVersion")});
-            let t = tables::table(
-                info,
-                std::slice::from_ref(&obj),
-                meta,
-                include,
-                version,
-                state.now(),
-            );
-            Ok(table_response(version, &t))
-        }
-    }
 }
 
 /// The Status a delete answers with when the object is gone.

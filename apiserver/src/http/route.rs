@@ -8,6 +8,9 @@
 //! /apis/apps/v1/namespaces/default/deployments/web/scale
 //! /api/v1/nodes/node-1/status                    cluster-scoped
 //! /api/v1/namespaces/default                     the namespace object itself
+//! /api/v1/watch/namespaces/default/pods          deprecated watch paths: the list
+//! /api/v1/watch/namespaces/default/pods/web-1      URL with watch=true; a name
+//! /apis/apps/v1/watch/deployments                  watches that one object
 //! ```
 //!
 //! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`.
@@ -28,17 +31,36 @@ pub struct Route {
     pub name: Option<String>,
     /// The subresource, if any.
     pub sub: Option<Subresource>,
+    /// Reached through the deprecated `/watch/` prefix: the request is a
+    /// watch whatever its query says (never with a subresource).
+    pub watch: bool,
 }
 
-fn not_found() -> ApiError {
-    ApiError::new(
-        Reason::NotFound,
-        "the server could not find the requested resource",
-    )
+/// Upstream's answer to a URL nothing serves (go-restful's 404 as
+/// `NewGenericServerResponse` renders it: empty `details`).
+pub fn not_found() -> ApiError {
+    ApiError {
+        reason: Reason::NotFound,
+        message: "the server could not find the requested resource".to_string(),
+        details: Some(serde_json::json!({})),
+    }
 }
 
 /// Parses the segments after `/api/v1` or `/apis/<group>/<version>`.
 pub fn parse(registry: &Registry, group: &str, version: &str, rest: &[&str]) -> Result<Route, ApiError> {
+    match rest {
+        ["watch", rest @ ..] => {
+            let route = parse_resource(registry, group, version, rest)?;
+            if route.sub.is_some() {
+                return Err(not_found());
+            }
+            Ok(Route { watch: true, ..route })
+        }
+        _ => parse_resource(registry, group, version, rest),
+    }
+}
+
+fn parse_resource(registry: &Registry, group: &str, version: &str, rest: &[&str]) -> Result<Route, ApiError> {
     let lookup = |plural: &str| registry.get(group, version, plural).ok_or_else(not_found);
     let core = group.is_empty();
     match rest {
@@ -83,6 +105,7 @@ fn item_or_collection(
         namespace,
         name,
         sub,
+        watch: false,
     })
 }
 
@@ -131,5 +154,38 @@ mod tests {
         assert_eq!(r.info.plural, "configmaps");
         assert!(route("", "namespaces/default/nodes").is_err());
         assert!(route("apps", "namespaces/default/deployments/web/log").is_err());
+    }
+
+    #[test]
+    fn deprecated_watch_paths() {
+        let r = route("", "watch/namespaces/default/configmaps").unwrap();
+        assert!(r.watch);
+        assert_eq!(
+            (r.info.plural.as_str(), r.namespace.as_deref(), r.name.as_deref()),
+            ("configmaps", Some("default"), None)
+        );
+        let r = route("", "watch/namespaces/default/configmaps/a").unwrap();
+        assert_eq!((r.name.as_deref(), r.watch), (Some("a"), true));
+        let r = route("", "watch/pods").unwrap();
+        assert!(r.watch && r.namespace.is_none() && r.name.is_none());
+        let r = route("", "watch/nodes/n1").unwrap();
+        assert_eq!(r.name.as_deref(), Some("n1"));
+        let r = route("", "watch/namespaces/default").unwrap();
+        assert_eq!(
+            (r.info.plural.as_str(), r.name.as_deref(), r.watch),
+            ("namespaces", Some("default"), true)
+        );
+        let r = route("apps", "watch/namespaces/d/deployments/web").unwrap();
+        assert_eq!(
+            (r.info.plural.as_str(), r.name.as_deref()),
+            ("deployments", Some("web"))
+        );
+        assert!(!route("", "namespaces/default/configmaps").unwrap().watch);
+        // No subresources, no name across namespaces, nothing after `watch`.
+        assert!(route("", "watch/namespaces/default/pods/p/status").is_err());
+        assert!(route("", "watch/namespaces/default/status").is_err());
+        assert!(route("", "watch/pods/p").is_err());
+        assert!(route("", "watch").is_err());
+        assert!(route("", "watch/widgets").is_err());
     }
 }

@@ -3,7 +3,10 @@
 //!
 //! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`.
 //! With a Table `Accept` (`kubectl get -w`), each object is sent as a Table
-//! of one row. The stream ends when the client goes away (axum drops the
+//! of one row; with `as=PartialObjectMetadata` (metadata informers), as its
+//! PartialObjectMetadata, bookmarks included. `as=PartialObjectMetadataList`
+//! names no form of a single object: upstream then sends the objects
+//! unconverted, and so does miniplane. The stream ends when the client goes away (axum drops the
 //! body, which drops the receiver, which ends the watch task), when the
 //! watch times out, or when the server shuts down.
 
@@ -16,6 +19,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::AppState;
+use super::metadata;
 use super::negotiate::Wanted;
 use super::tables::{self, IncludeObject};
 use crate::api::{WatchEvent, WatchStream};
@@ -42,8 +46,8 @@ pub fn stream(
             Ok::<_, std::convert::Infallible>(Bytes::from(line))
         });
     let content_type = match wanted {
-        Wanted::Object => "application/json".to_string(),
-        Wanted::Table(v) => format!("application/json;as=Table;v={v};g=meta.k8s.io"),
+        Wanted::MetadataList(_) => Wanted::Object.content_type(),
+        other => other.content_type(),
     };
     (
         StatusCode::OK,
@@ -61,13 +65,20 @@ fn encode(
     include: IncludeObject,
 ) -> Value {
     let mut wire = event.to_json(info);
-    let Wanted::Table(version) = wanted else {
-        return wire;
-    };
     let is_object = matches!(
         event,
         WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_)
     );
+    let version = match wanted {
+        Wanted::Object | Wanted::MetadataList(_) => return wire,
+        Wanted::Metadata(version) => {
+            if !matches!(event, WatchEvent::Error(_)) {
+                wire["object"] = metadata::partial(&wire["object"], version);
+            }
+            return wire;
+        }
+        Wanted::Table(version) => version,
+    };
     if is_object {
         let object = wire["object"].take();
         let meta = json!({"resourceVersion": object.pointer("/metadata/resourceVersion")});
