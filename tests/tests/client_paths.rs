@@ -253,6 +253,12 @@ async fn unknown_paths_and_groups_are_a_404_status() {
     ] {
         assert_not_found_status(&http(s, "GET", path, &[], b"").await, path);
     }
+    // Other methods than GET on discovery: a 405 Status.
+    let r = http(s, "POST", "/apis/", &[JSON], b"{}").await;
+    assert_eq!(
+        (r.status, r.json()["reason"].as_str()),
+        (405, Some("MethodNotAllowed"))
+    );
     // A missing object keeps its own details.
     let r = http(s, "GET", &format!("{CMS}/missing"), &[], b"").await;
     assert_eq!(

@@ -97,6 +97,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi/v3", get(openapi_v3_index))
         .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
         .fallback(resources)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .with_state(state)
@@ -218,6 +219,11 @@ fn page_not_found() -> Response {
     route::not_found().into_response()
 }
 
+/// Another method than GET on a fixed endpoint: a 405 `Status`.
+async fn method_not_allowed(method: Method) -> Response {
+    resource::method_not_allowed(&method).into_response()
+}
+
 /// Everything under `/api/v1/...` and `/apis/<group>/<version>/...`.
 async fn resources(
     State(state): State<AppState>,
@@ -266,4 +272,35 @@ async fn resources(
 
 fn parse_query(q: &str) -> HashMap<String, String> {
     form_urlencoded::parse(q.as_bytes()).into_owned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower::ServiceExt;
+
+    async fn call(method: &str, path: &str) -> (StatusCode, serde_json::Value) {
+        let store = store::Store::open(store::Config::default()).expect("temporary store");
+        let api = Api::new(store, crate::Registry::new(), store::Clock::system());
+        let app = router(AppState::new(api, "127.0.0.1:1".into(), CancellationToken::new()));
+        let req = Request::builder()
+            .method(method)
+            .uri(path)
+            .body(Body::empty())
+            .unwrap();
+        let resp = app.oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn other_methods_on_fixed_endpoints_are_a_405_status() {
+        let (status, body) = call("POST", "/apis/").await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(body["reason"], "MethodNotAllowed");
+    }
 }

@@ -145,7 +145,8 @@ async fn dispatch(
     }
 }
 
-fn method_not_allowed(m: &Method) -> ApiError {
+/// 405 with upstream's message.
+pub fn method_not_allowed(m: &Method) -> ApiError {
     ApiError::new(
         Reason::MethodNotAllowed,
         format!("the server does not allow this method on the requested resource ({m})"),
