@@ -111,6 +111,9 @@ async fn the_kubernetes_service_and_its_endpoints_point_at_the_api_server() {
         "{resources}"
     );
 
+    let explained = c.ok(&["explain", "endpointslice.addressType"]).await;
+    assert!(explained.contains("GROUP:      discovery.k8s.io"), "{explained}");
+
     // The first address of the range is taken: no other Service gets it.
     let err = c
         .fails(&[
