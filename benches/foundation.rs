@@ -15,16 +15,22 @@
 //!    per write (`stats().flushes`): below 1 means group commit is working.
 //! 3. **HTTP create** (`POST /api/v1/namespaces/default/configmaps`) against an
 //!    in-process `miniplane::Server` with 1, 16 and 64 keep-alive clients (one
-//!    HTTP/1.1 connection each), with per-request p50/p99 latency. Rows
+//!    HTTP/1.1 connection each), with per-request p50/p99 latency. Sections 3
+//!    and 4 use plain HTTP (`insecure_http`), so that they measure the API
+//!    path as earlier runs did; section 7 shows what TLS adds. Rows
 //!    marked "N api" do the same creates through the in-process
 //!    `Api::create` from N tasks: the gap to the HTTP rows is the HTTP cost.
 //! 4. **Watch delivery**: 100 HTTP watch streams; objects are created one at
 //!    a time and each event's arrival on every stream is timed, from the
 //!    create's response and from the moment the create was sent.
 //! 5. **Start to ready**: spawn `miniplane up --listen 127.0.0.1:0
-//!    --data-dir <fresh tmp>` and time until the kubeconfig exists and
-//!    `/readyz` answers 200; 10 times.
+//!    --data-dir <fresh tmp>` (HTTPS, the default) and time until the
+//!    kubeconfig exists and `/readyz` answers 200 over TLS; then once more on
+//!    the same data dir, where the certificates are reused; 10 times.
 //! 6. **Idle RSS** of that process one second after it is ready.
+//! 7. **A new connection**: TCP connect, TLS handshake and one `GET
+//!    /readyz`, against an in-process server with and without TLS; the
+//!    difference is what TLS costs a client that does not keep connections.
 //!
 //! How to read the "vs sled" ratios: a throughput divided by raw sled's in
 //! the same durability mode — `Flush` against sled insert + flush per write,
@@ -42,6 +48,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -51,6 +58,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper::header::{CONTENT_TYPE, HOST};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rustls::ClientConfig;
 use store::Durability;
 use tokio::time::Instant;
 
@@ -72,6 +80,8 @@ const WATCHERS: usize = 100;
 const WATCH_EVENTS: usize = 200;
 /// Process starts for the start-to-ready figure.
 const STARTS: usize = 10;
+/// New connections timed in section 7.
+const HANDSHAKES: usize = 200;
 /// The binary Cargo built for this bench (same profile).
 const MINIPLANE_BIN: &str = env!("CARGO_BIN_EXE_miniplane");
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
@@ -218,19 +228,32 @@ async fn run() -> Result<()> {
     }
     println!("(\"before response\": deliveries that arrived before the create's response; counted as 0 ms)");
 
-    section(&format!("5. start to /readyz ({MINIPLANE_BIN})"));
+    section(&format!("5. start to /readyz over HTTPS ({MINIPLANE_BIN})"));
+    let bin = Path::new(MINIPLANE_BIN);
+    let mut firsts = Vec::with_capacity(STARTS);
     let mut starts = Vec::with_capacity(STARTS);
     let mut rss = None;
     for i in 0..STARTS {
         let last = i + 1 == STARTS;
-        let (took, mem) = start_to_ready(Path::new(MINIPLANE_BIN), last).await?;
+        // A fresh data dir makes the CA, certificates and token first;
+        // starting again on it reuses them.
+        let dir = tempfile::tempdir()?;
+        firsts.push(start_to_ready(bin, dir.path(), false).await?.0);
+        let (took, mem) = start_to_ready(bin, dir.path(), last).await?;
         starts.push(took);
         rss = rss.or(mem);
     }
+    firsts.sort();
     starts.sort();
     let start_median = pct(&starts, 50.0);
     println!(
-        "{STARTS} starts (fresh data dir each): median {} ms, min {} ms, max {} ms",
+        "{STARTS} first starts (fresh data dir, certificates made): median {} ms, min {} ms, max {} ms",
+        ms(pct(&firsts, 50.0)),
+        ms(firsts[0]),
+        ms(pct(&firsts, 100.0))
+    );
+    println!(
+        "{STARTS} starts on a kept data dir: median {} ms, min {} ms, max {} ms",
         ms(start_median),
         ms(starts[0]),
         ms(pct(&starts, 100.0))
@@ -240,11 +263,24 @@ async fn run() -> Result<()> {
     let rss = rss.ok_or("no RSS reading")?;
     println!("VmRSS {:.1} MiB (peak VmHWM {:.1} MiB)", rss.rss_mib, rss.hwm_mib);
 
+    section(&format!(
+        "7. a new connection: TCP + TLS handshake + GET /readyz ({HANDSHAKES} sequential)"
+    ));
+    let (plain, tls) = connection_cost().await?;
+    println!(
+        "plain HTTP p50 {} ms, p99 {} ms; HTTPS p50 {} ms, p99 {} ms; TLS adds {} ms per new connection (p50)",
+        ms(pct(&plain, 50.0)),
+        ms(pct(&plain, 99.0)),
+        ms(pct(&tls, 50.0)),
+        ms(pct(&tls, 99.0)),
+        ms(pct(&tls, 50.0).saturating_sub(pct(&plain, 50.0)))
+    );
+
     section("targets (printed, not enforced)");
     let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
     println!(
         "{:<52} {:>12}  {}",
-        "start to /readyz (median) < 100 ms",
+        "start to /readyz over HTTPS (median) < 100 ms",
         format!("{} ms", ms(start_median)),
         verdict(start_median < Duration::from_millis(100))
     );
@@ -457,14 +493,26 @@ async fn api_creates(
     })
 }
 
-/// One HTTP/1.1 keep-alive connection to `addr`.
+/// One HTTP/1.1 keep-alive connection to `addr` (plain HTTP).
 async fn connect(addr: SocketAddr) -> Result<SendRequest<Full<Bytes>>> {
+    connect_with(addr, None).await
+}
+
+/// One HTTP/1.1 keep-alive connection to `addr`, over TLS when `tls` is given.
+async fn connect_with(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Result<SendRequest<Full<Bytes>>> {
     let tcp = tokio::net::TcpStream::connect(addr).await?;
     tcp.set_nodelay(true)?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
-    tokio::spawn(async move {
-        let _ = conn.await; // ends when the sender and any response body are dropped
-    });
+    let Some(tls) = tls else {
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
+        tokio::spawn(conn); // ends when the sender and any response body are dropped
+        return Ok(sender);
+    };
+    let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+    let stream = tokio_rustls::TlsConnector::from(tls.clone())
+        .connect(name, tcp)
+        .await?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
     Ok(sender)
 }
 
@@ -629,13 +677,13 @@ struct Rss {
 /// Spawns `miniplane up` on a fresh data dir and times spawn → kubeconfig
 /// written and `/readyz` 200. With `measure_rss`, also reads its memory after
 /// one idle second. The process is killed afterwards.
-async fn start_to_ready(bin: &Path, measure_rss: bool) -> Result<(Duration, Option<Rss>)> {
-    let dir = tempfile::tempdir()?;
-    let kubeconfig = dir.path().join("kubeconfig");
+async fn start_to_ready(bin: &Path, dir: &Path, measure_rss: bool) -> Result<(Duration, Option<Rss>)> {
+    let kubeconfig = dir.join("kubeconfig");
+    let _ = std::fs::remove_file(&kubeconfig);
     let start = Instant::now();
     let mut child = tokio::process::Command::new(bin)
-        .args(["up", "--insecure-http", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
+        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -657,7 +705,8 @@ async fn start_to_ready(bin: &Path, measure_rss: bool) -> Result<(Duration, Opti
         }
         pause(Duration::from_millis(1)).await;
     };
-    while !readyz(addr).await {
+    let tls = miniplane::pki::client_config(&std::fs::read_to_string(dir.join("pki/ca.crt"))?);
+    while !readyz(addr, Some(&tls)).await {
         if Instant::now() > deadline {
             return Err("/readyz did not answer 200 within 10 s".into());
         }
@@ -680,23 +729,54 @@ async fn start_to_ready(bin: &Path, measure_rss: bool) -> Result<(Duration, Opti
     Ok((took, rss))
 }
 
-/// The `server: http://<addr>` of a kubeconfig.
+/// The `server: https://<addr>` of a kubeconfig.
 fn server_addr(kubeconfig: &str) -> Option<SocketAddr> {
     kubeconfig
         .lines()
-        .find_map(|l| l.trim().strip_prefix("server: http://"))
+        .find_map(|l| l.trim().strip_prefix("server: https://"))
         .and_then(|a| a.parse().ok())
 }
 
 /// Whether `GET /readyz` answers 200 (on a new connection).
-async fn readyz(addr: SocketAddr) -> bool {
-    let Ok(mut conn) = connect(addr).await else {
+async fn readyz(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> bool {
+    let Ok(mut conn) = connect_with(addr, tls).await else {
         return false;
     };
     match send(&mut conn, addr, "GET", "/readyz", Vec::new()).await {
         Ok(response) => response.status() == StatusCode::OK,
         Err(_) => false,
     }
+}
+
+// ---------------------------------------------------------------- 7. TLS handshake
+
+/// Times `HANDSHAKES` new connections, each making one `GET /readyz`,
+/// against an in-process server on plain HTTP and one on HTTPS (sorted).
+async fn connection_cost() -> Result<(Vec<Duration>, Vec<Duration>)> {
+    let mut results = Vec::new();
+    for insecure_http in [true, false] {
+        let server = miniplane::Server::start(miniplane::Config {
+            insecure_http,
+            sim: None,
+            ..miniplane::Config::ephemeral()
+        })
+        .await?;
+        let tls = server.pki().map(|p| p.client_config());
+        let mut times = Vec::with_capacity(HANDSHAKES);
+        for _ in 0..HANDSHAKES {
+            let start = Instant::now();
+            if !readyz(server.addr(), tls.as_ref()).await {
+                return Err("/readyz did not answer 200".into());
+            }
+            times.push(start.elapsed());
+        }
+        times.sort();
+        results.push(times);
+        server.stop().await?;
+    }
+    let tls = results.pop().ok_or("no HTTPS figures")?;
+    let plain = results.pop().ok_or("no HTTP figures")?;
+    Ok((plain, tls))
 }
 
 /// A `/proc/<pid>/status` field in KiB.

@@ -65,20 +65,25 @@ impl Pki {
     /// A rustls client configuration that trusts the cluster CA (and sends
     /// no client certificate): for probes, tests and benchmarks.
     pub fn client_config(&self) -> std::sync::Arc<rustls::ClientConfig> {
-        use rustls::pki_types::CertificateDer;
-        use rustls::pki_types::pem::PemObject;
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(self.ca_cert.as_bytes()).flatten() {
-            // The CA was made or read by `load_or_create`; a bad one fails the handshake later.
-            let _ = roots.add(cert);
-        }
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map(|b| b.with_root_certificates(roots).with_no_client_auth());
-        // ring supports the safe default protocol versions.
-        std::sync::Arc::new(config.expect("ring supports TLS 1.2 and 1.3"))
+        client_config(&self.ca_cert)
     }
+}
+
+/// A rustls client configuration trusting the CA certificates in `ca_pem`.
+pub fn client_config(ca_pem: &str) -> std::sync::Arc<rustls::ClientConfig> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()).flatten() {
+        // A certificate rustls cannot use is left out; the handshake then fails.
+        let _ = roots.add(cert);
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map(|b| b.with_root_certificates(roots).with_no_client_auth());
+    // ring supports the safe default protocol versions.
+    std::sync::Arc::new(config.expect("ring supports TLS 1.2 and 1.3"))
 }
 
 /// Why the certificates could not be made or read.

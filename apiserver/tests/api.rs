@@ -302,6 +302,16 @@ async fn removing_the_last_finalizer_of_a_deleting_object_removes_it() {
     else {
         panic!("the orphan finalizer keeps the owner")
     };
+    let rv: u64 = marked["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let watch_opts = apiserver::api::WatchOptions {
+        resource_version: Some(rv),
+        ..Default::default()
+    };
+    let mut events = api.watch(&deploys, Some("default"), &watch_opts).unwrap();
     marked["metadata"]["finalizers"] = json!([]);
     api.update(&deploys, Some("default"), "o", marked, None, &opts())
         .await
@@ -310,6 +320,19 @@ async fn removing_the_last_finalizer_of_a_deleting_object_removes_it() {
         api.get(&deploys, Some("default"), "o").unwrap_err().reason,
         Reason::NotFound
     );
+    // Regression: the update used to be stored before the delete, so a
+    // watcher saw a deleting object without the finalizer it waited on.
+    // Upstream turns the update into the deletion: DELETED alone.
+    match events.recv().await {
+        Some(apiserver::api::WatchEvent::Deleted(last)) => {
+            assert_eq!(
+                last["metadata"]["finalizers"],
+                json!(["orphan"]),
+                "the last stored state"
+            );
+        }
+        other => panic!("expected DELETED, got {other:?}"),
+    }
 }
 
 /// Upstream `RetryGenerateName`: a generated name that is already taken is

@@ -334,7 +334,14 @@ impl Api {
         self.validate(info, &new, Some(old))?;
         if let Some(manager) = track {
             let subresource = sub.map(Subresource::as_str);
-            managed::track_update(info, Some(old), &mut new, manager, subresource, &self.now_rfc3339());
+            managed::track_update(
+                info,
+                Some(old),
+                &mut new,
+                manager,
+                subresource,
+                &self.now_rfc3339(),
+            );
         }
         Ok(new)
     }
@@ -532,18 +539,25 @@ impl Api {
                 created: false,
             });
         }
-        let written_at = self.store_put(info, key, name, &new, rev).await?;
-        super::set_resource_version(&mut new, written_at);
         if deletion_complete(&new) {
-            // The last finalizer is gone from an object being deleted: remove it
-            // now (upstream's `ShouldDeleteDuringUpdate`).
+            // The last finalizer is gone from an object being deleted: the
+            // update becomes its deletion (upstream's `ShouldDeleteDuringUpdate`
+            // and `deleteWithoutFinalizers`). Watchers see DELETED only, never
+            // a state without the finalizers they wait on.
+            //
+            // Regression: this used to store the update, then delete; a
+            // watcher of a foreground deletion saw a MODIFIED event with
+            // deletionTimestamp and no `foregroundDeletion` finalizer.
             let (_, deleted_at) = self
                 .inner
                 .store
-                .delete(key, Some(written_at))
+                .delete(key, Some(rev))
                 .await
                 .map_err(|e| store_error(info, name, e))?;
             super::set_resource_version(&mut new, deleted_at);
+        } else {
+            let written_at = self.store_put(info, key, name, &new, rev).await?;
+            super::set_resource_version(&mut new, written_at);
         }
         Ok(Written {
             object: new,
