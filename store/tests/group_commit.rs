@@ -70,8 +70,11 @@ async fn concurrent_flush_writes_share_flushes() {
     assert_eq!(unique, (1..=200).collect());
     let flushes = store.stats().flushes;
     println!("200 concurrent Flush-mode creates took {flushes} flushes");
+    // One flush per write would be 200; a loaded 2-core machine (a build
+    // beside the tests) has shown 84, so the bound is well below 200 but
+    // above that.
     assert!(
-        flushes <= 80,
+        flushes <= 140,
         "{flushes} flushes for 200 concurrent writes: no group commit"
     );
 }

@@ -61,8 +61,24 @@ async fn wait_for_delete_returns_when_the_object_goes() {
     c.ok(&["create", "configmap", "bye"]).await;
     let api = c.server().api().clone();
     let info = api.resource("", "v1", "configmaps").unwrap();
+    let server = e2e::Target::from(c.server());
+    // Delete once kubectl watches (the only HTTP watch: the components
+    // watch in-process). A fixed delay raced kubectl's start, slower over
+    // TLS: deleted before its first GET, kubectl found nothing to wait for.
     let deleter = tokio::spawn(async move {
-        api.clock().sleep(Duration::from_millis(300)).await;
+        for _ in 0..400 {
+            let metrics = e2e::http(&server, "GET", "/metrics", &[], b"").await;
+            let text = String::from_utf8_lossy(&metrics.body).into_owned();
+            let open = text
+                .lines()
+                .find_map(|l| l.strip_prefix("apiserver_longrunning_requests "))
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .unwrap_or(0);
+            if open > 0 {
+                break;
+            }
+            api.clock().sleep(Duration::from_millis(50)).await;
+        }
         api.delete(&info, Some("default"), "bye", &Default::default())
             .await
             .map(|_| ())
