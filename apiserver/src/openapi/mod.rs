@@ -33,7 +33,8 @@
 //! 1.2 MB of JSON in all, api/v1 the largest at 450 kB): 25–60 ms in a
 //! release build and 65–125 ms unoptimised on a loaded 2-core machine,
 //! including the first use of `patch::meta`'s graph (~7 ms). It is done once,
-//! eagerly, by [`OpenApi::new`].
+//! on the first request that needs a document, so that it does not delay
+//! start-up (most of which it was).
 
 mod kinds;
 mod patchmeta;
@@ -44,7 +45,7 @@ pub(crate) use kinds::{KnownKind, find as find_kind, generator, known_kinds, ref
 use crate::registry::{Registry, ResourceInfo, Subresource};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One group-version document, serialised.
 struct Document {
@@ -52,18 +53,62 @@ struct Document {
     hash: String,
 }
 
-/// The OpenAPI documents of a registry, built once.
+/// The OpenAPI documents of a registry, built on first use.
 pub struct OpenApi {
+    /// The served kinds, as the registry had them when this was made.
+    resources: Vec<Arc<ResourceInfo>>,
+    /// Set once, by the first request that reads a document.
+    built: OnceLock<Built>,
+}
+
+/// Every document and the index naming them.
+struct Built {
     index: Value,
     /// Keyed by `api/v1`, `apis/apps/v1`.
     documents: BTreeMap<String, Document>,
 }
 
 impl OpenApi {
-    /// Builds every group-version document of `registry`.
+    /// The documents of every group-version of `registry` (built when
+    /// first read).
     pub fn new(registry: &Registry) -> OpenApi {
+        OpenApi {
+            resources: registry.all(),
+            built: OnceLock::new(),
+        }
+    }
+
+    fn built(&self) -> &Built {
+        self.built.get_or_init(|| Built::new(&self.resources))
+    }
+
+    /// The `/openapi/v3` index: every served group-version and the URL of
+    /// its document, with the document's hash as a query parameter.
+    pub fn v3_index(&self) -> &Value {
+        &self.built().index
+    }
+
+    /// The serialised document of `gv_path` (`api/v1`, `apis/apps/v1`) and
+    /// its ETag (the same hash the index carries).
+    pub fn v3_document(&self, gv_path: &str) -> Option<(&[u8], &str)> {
+        let gv_path = gv_path.trim_start_matches('/');
+        self.built()
+            .documents
+            .get(gv_path)
+            .map(|d| (d.bytes.as_slice(), d.hash.as_str()))
+    }
+
+    /// The body of `/openapi/v2`: an empty protobuf document. Serve it as
+    /// `application/com.github.proto-openapi.spec.v2.v1.0+protobuf`.
+    pub fn v2_protobuf(&self) -> &[u8] {
+        &[]
+    }
+}
+
+impl Built {
+    fn new(resources: &[Arc<ResourceInfo>]) -> Built {
         let mut by_gv: BTreeMap<(String, String), Vec<Arc<ResourceInfo>>> = BTreeMap::new();
-        for info in registry.all() {
+        for info in resources.iter().cloned() {
             by_gv
                 .entry((info.group.clone(), info.version.clone()))
                 .or_default()
@@ -77,28 +122,7 @@ impl OpenApi {
             documents.insert(index_key(group, version), Document { bytes, hash });
         }
         let index = index(&documents);
-        OpenApi { index, documents }
-    }
-
-    /// The `/openapi/v3` index: every served group-version and the URL of
-    /// its document, with the document's hash as a query parameter.
-    pub fn v3_index(&self) -> &Value {
-        &self.index
-    }
-
-    /// The serialised document of `gv_path` (`api/v1`, `apis/apps/v1`) and
-    /// its ETag (the same hash the index carries).
-    pub fn v3_document(&self, gv_path: &str) -> Option<(&[u8], &str)> {
-        let gv_path = gv_path.trim_start_matches('/');
-        self.documents
-            .get(gv_path)
-            .map(|d| (d.bytes.as_slice(), d.hash.as_str()))
-    }
-
-    /// The body of `/openapi/v2`: an empty protobuf document. Serve it as
-    /// `application/com.github.proto-openapi.spec.v2.v1.0+protobuf`.
-    pub fn v2_protobuf(&self) -> &[u8] {
-        &[]
+        Built { index, documents }
     }
 }
 

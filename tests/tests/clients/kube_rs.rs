@@ -32,6 +32,10 @@ use kube::{Client, Resource, ResourceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+// The operations of the matrix, in the order they run: the list the
+// scripts' runner (`clients.rs`, which includes this module) checks.
+use super::OPERATIONS;
+
 /// The namespace the everyday operations run in.
 const NS: &str = "client-kube-rs";
 /// Field managers for server-side apply.
@@ -76,32 +80,6 @@ pub async fn everyday(kubeconfig: &Path) -> Vec<(&'static str, Outcome)> {
     results
 }
 
-/// The operations of the matrix, in the order they run.
-const OPERATIONS: &[&str] = &[
-    "create",
-    "get",
-    "list",
-    "replace",
-    "label_selector",
-    "field_selector",
-    "limit_continue",
-    "merge_patch",
-    "strategic_patch",
-    "json_patch",
-    "apply_twice",
-    "apply_conflict",
-    "apply_force",
-    "scale",
-    "watch_from_rv",
-    "watch_helper",
-    "pod_logs",
-    "foreground_delete",
-    "status_404",
-    "status_409",
-    "status_422",
-    "discovery",
-    "dynamic_client",
-];
 
 /// Builds a client from `kubeconfig` exactly as a kube-rs program would.
 pub async fn client_from(kubeconfig: &Path) -> Result<Client, String> {
