@@ -80,7 +80,6 @@ pub async fn everyday(kubeconfig: &Path) -> Vec<(&'static str, Outcome)> {
     results
 }
 
-
 /// Builds a client from `kubeconfig` exactly as a kube-rs program would.
 pub async fn client_from(kubeconfig: &Path) -> Result<Client, String> {
     let kc = Kubeconfig::read_from(kubeconfig).why("reading the kubeconfig")?;
