@@ -62,7 +62,7 @@ pub async fn everyday(kubeconfig: &Path) -> Vec<(&'static str, Outcome)> {
     // The whole run stays under the matrix's three minutes.
     let budget_end = tokio::time::Instant::now() + BUDGET;
     let mut results = Vec::with_capacity(OPERATIONS.len());
-    for &op in OPERATIONS {
+    for op in OPERATIONS {
         let op_end = (tokio::time::Instant::now() + WAIT).min(budget_end);
         let outcome = match tokio::time::timeout_at(op_end, t.run(op)).await {
             Ok(outcome) => outcome,
