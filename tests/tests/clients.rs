@@ -187,17 +187,23 @@ fn report(columns: &[(String, Result<Outcomes, String>)]) -> Vec<String> {
         }
         table.push('\n');
     }
-    println!("{table}");
     for (name, run) in columns {
         if let Err(why) = run {
-            println!("{name}: {why}");
+            table.push_str(&format!("{name}: {why}\n"));
         }
     }
     for f in &failures {
-        println!("FAILED {f}");
+        table.push_str(&format!("FAILED {f}\n"));
     }
+    println!("{table}");
+    // The test harness captures what passing tests print; `.ci/run` shows
+    // the table from this file.
+    let _ = std::fs::write(MATRIX_FILE, &table);
     failures
 }
+
+/// Where the last run's table is written (Cargo's temporary dir for tests).
+const MATRIX_FILE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/client-matrix.txt");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_client_does_the_everyday_operations_unmodified() {
