@@ -299,6 +299,23 @@ mod tests {
         panic!("no event reached count {count}");
     }
 
+    /// The Events in `default` once there are `n` of them (or after 2.5 s).
+    async fn wait_for_events(client: &Arc<dyn Client>, clock: &Clock, n: usize) -> Vec<Value> {
+        let mut items = Vec::new();
+        for _ in 0..500 {
+            items = client
+                .list(&events_ref(), Some("default"), &Default::default())
+                .await
+                .unwrap()
+                .0;
+            if items.len() == n {
+                break;
+            }
+            clock.sleep(Duration::from_millis(5)).await;
+        }
+        items
+    }
+
     #[tokio::test]
     async fn repeats_are_aggregated_into_one_event_with_a_count() {
         let clock = Clock::system();
@@ -332,18 +349,7 @@ mod tests {
         assert_eq!(e["source"]["component"], "deployment-controller");
         assert_eq!(e["type"], "Normal");
         recorder.record(&object, EventType::Warning, "Other", "a different event");
-        let mut items = Vec::new();
-        for _ in 0..500 {
-            items = client
-                .list(&events_ref(), Some("default"), &Default::default())
-                .await
-                .unwrap()
-                .0;
-            if items.len() == 2 {
-                break;
-            }
-            clock.sleep(Duration::from_millis(5)).await;
-        }
+        let items = wait_for_events(&client, &clock, 2).await;
         assert_eq!(items.len(), 2);
     }
 
@@ -369,18 +375,7 @@ mod tests {
         };
         recorder.record(&node, EventType::Normal, "Starting", "Starting kubelet.");
         recorder.record(&namespace, EventType::Normal, "Seen", "namespace shop");
-        let mut items = Vec::new();
-        for _ in 0..500 {
-            items = client
-                .list(&events_ref(), Some("default"), &Default::default())
-                .await
-                .unwrap()
-                .0;
-            if items.len() == 2 {
-                break;
-            }
-            clock.sleep(Duration::from_millis(5)).await;
-        }
+        let items = wait_for_events(&client, &clock, 2).await;
         assert_eq!(items.len(), 2, "{items:?}");
         for e in &items {
             assert_eq!(e["metadata"]["namespace"], "default");
