@@ -322,6 +322,15 @@ impl ApiError {
         }
     }
 
+    /// 403 Forbidden: `<resource>.<group> "<name>" is forbidden: <why>`.
+    pub fn forbidden(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        ApiError {
+            reason: Reason::Forbidden,
+            message: format!("{} \"{name}\" is forbidden: {why}", qualified(resource, group)),
+            details: Some(json!({"name": name, "group": group, "kind": resource})),
+        }
+    }
+
     /// The stale-resourceVersion conflict.
     pub fn modified(group: &str, resource: &str, name: &str) -> Self {
         Self::conflict(

@@ -28,6 +28,7 @@ pub mod registry;
 pub mod schema;
 pub mod selector;
 pub mod table;
+pub mod typed;
 
 pub use api::Api;
 pub use error::{ApiError, ApiResult};

@@ -44,11 +44,55 @@ pub fn has_schema(group: &str, version: &str, kind: &str) -> bool {
 
 static GRAPH: LazyLock<Graph> = LazyLock::new(Graph::build);
 
+/// Where in a kind's schema a decoding error happened, in the terms of
+/// upstream's message `json: cannot unmarshal <value> into Go struct field
+/// <go_struct>.<field> of type <go_type>`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The innermost struct that has the field, e.g. `DeploymentSpec`.
+    pub go_struct: String,
+    /// The struct fields from the root, joined by `.` (map keys and list
+    /// indexes left out, as Go does), e.g. `spec.replicas`.
+    pub field: String,
+    /// The Go type of the value at the error, when it is not a scalar:
+    /// `v1.DeploymentSpec`, `[]v1.Container`, `map[string]string`.
+    pub go_type: Option<String>,
+}
+
+/// Follows `path` (as serde_path_to_error records it) through the schema of
+/// `group`/`version`/`kind`.
+pub fn locate(group: &str, version: &str, kind: &str, path: &serde_path_to_error::Path) -> Option<Located> {
+    use serde_path_to_error::Segment;
+    let graph = &*GRAPH;
+    let mut id = graph.root(group, version, kind)?;
+    let mut go_struct = kind.to_string();
+    let mut fields: Vec<&str> = Vec::new();
+    for segment in path.iter() {
+        id = match (&graph.nodes[id], segment) {
+            (Node::Struct(children), Segment::Map { key }) => {
+                go_struct = graph.short_name(id).unwrap_or(kind).to_string();
+                fields.push(key);
+                children.get(key.as_str()).copied().unwrap_or(ANY)
+            }
+            (Node::Map(values), Segment::Map { .. }) => *values,
+            (Node::List(items), Segment::Seq { .. }) => *items,
+            _ => ANY,
+        };
+    }
+    Some(Located {
+        go_struct,
+        field: fields.join("."),
+        go_type: graph.go_type(id),
+    })
+}
+
 /// Node 0: anything goes.
 const ANY: usize = 0;
 
 enum Node {
     Any,
+    /// A JSON scalar, with its Go type (`int32`, `string`, `bool`, ...).
+    Scalar(&'static str),
     Struct(HashMap<Box<str>, usize>),
     Map(usize),
     List(usize),
@@ -57,6 +101,8 @@ enum Node {
 /// The compiled schemas of every known kind.
 struct Graph {
     nodes: Vec<Node>,
+    /// The definition name of each node that is a named definition.
+    names: HashMap<usize, String>,
     roots: Vec<((&'static str, &'static str, &'static str), usize)>,
 }
 
@@ -84,7 +130,30 @@ impl Graph {
             .collect();
         Graph {
             nodes: builder.nodes,
+            names: builder.by_name.into_iter().map(|(name, id)| (id, name)).collect(),
             roots,
+        }
+    }
+
+    /// `DeploymentSpec` for `io.k8s.api.apps.v1.DeploymentSpec`.
+    fn short_name(&self, id: usize) -> Option<&str> {
+        let name = self.names.get(&id)?;
+        name.rsplit('.').next()
+    }
+
+    /// Go's name of a non-scalar node's type, e.g. `[]v1.Container`.
+    fn go_type(&self, id: usize) -> Option<String> {
+        match &self.nodes[id] {
+            Node::Any => None,
+            Node::Scalar(go) => Some(go.to_string()),
+            Node::Struct(_) => {
+                let name = self.names.get(&id)?;
+                let mut parts = name.rsplit('.');
+                let (ty, package) = (parts.next()?, parts.next()?);
+                Some(format!("{package}.{ty}"))
+            }
+            Node::List(items) => Some(format!("[]{}", self.go_type(*items)?)),
+            Node::Map(values) => Some(format!("map[string]{}", self.go_type(*values)?)),
         }
     }
 
@@ -194,9 +263,18 @@ impl Builder<'_> {
         if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
             return Node::List(self.schema(items));
         }
-        match schema.get("additionalProperties").filter(|a| a.is_object()) {
-            Some(values) => Node::Map(self.schema(values)),
-            None => Node::Any,
+        if let Some(values) = schema.get("additionalProperties").filter(|a| a.is_object()) {
+            return Node::Map(self.schema(values));
+        }
+        let format = schema.get("format").and_then(Value::as_str);
+        match (schema.get("type").and_then(Value::as_str), format) {
+            (Some("string"), Some("byte")) => Node::Scalar("[]uint8"),
+            (Some("string"), _) => Node::Scalar("string"),
+            (Some("boolean"), _) => Node::Scalar("bool"),
+            (Some("integer"), Some("int32")) => Node::Scalar("int32"),
+            (Some("integer"), _) => Node::Scalar("int64"),
+            (Some("number"), _) => Node::Scalar("float64"),
+            _ => Node::Any,
         }
     }
 }

@@ -119,6 +119,14 @@ impl Api {
         opts: &DeleteOptions,
     ) -> ApiResult<DeleteOutcome> {
         let key = self.key(info, namespace, name)?;
+        if is_namespace(info) && IMMORTAL_NAMESPACES.contains(&name) {
+            return Err(ApiError::forbidden(
+                "",
+                &info.plural,
+                name,
+                "this namespace may not be deleted",
+            ));
+        }
         loop {
             let record = self
                 .inner
@@ -227,7 +235,9 @@ impl Api {
         Ok(DeleteOutcome::Pending(new))
     }
 
-    /// Deletes every object of a collection that matches the selectors.
+    /// Deletes every object of a collection that matches the selectors. As
+    /// upstream, one refused deletion does not stop the others; the first
+    /// error is the answer.
     pub async fn delete_collection(
         &self,
         info: &ResourceInfo,
@@ -237,15 +247,21 @@ impl Api {
     ) -> ApiResult<Vec<Value>> {
         let items = self.list(info, namespace, list)?.items;
         let mut deleted = Vec::new();
+        let mut first_error = None;
         for item in items {
             let ns = obj::meta_str(&item, "namespace").map(str::to_string);
             match self.delete(info, ns.as_deref(), obj::name(&item), opts).await {
                 Ok(DeleteOutcome::Deleted(o) | DeleteOutcome::Pending(o)) => deleted.push(o),
                 Err(e) if e.reason == crate::error::Reason::NotFound => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
-        Ok(deleted)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(deleted),
+        }
     }
 }
 
@@ -257,6 +273,11 @@ enum Plan {
     /// Already deleting, and this request changes nothing.
     Nothing,
 }
+
+/// The namespaces a cluster cannot work without (upstream's NamespaceLifecycle
+/// admission plugin, `plugin/pkg/admission/namespace/lifecycle`): deleting
+/// one is refused with 403.
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 fn is_namespace(info: &ResourceInfo) -> bool {
     info.kind == "Namespace" && info.group.is_empty()

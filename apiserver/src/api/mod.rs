@@ -190,7 +190,7 @@ pub(crate) fn set_resource_version(obj: &mut Value, revision: u64) {
 }
 
 /// Serializes an object for the store, without its resourceVersion (which
-/// the store's revision supplies on every read).
+/// the store's revision supplies on every read); 413 above [`MAX_OBJECT_BYTES`].
 fn encode_for_store(obj: &Value) -> ApiResult<Vec<u8>> {
     /// Borrows the object and writes every field but `metadata.resourceVersion`,
     /// so that no copy of the object is made.
@@ -222,8 +222,20 @@ fn encode_for_store(obj: &Value) -> ApiResult<Vec<u8>> {
             map.end()
         }
     }
-    serde_json::to_vec(&WithoutRv(obj)).map_err(ApiError::internal)
+    let bytes = serde_json::to_vec(&WithoutRv(obj)).map_err(ApiError::internal)?;
+    if bytes.len() > MAX_OBJECT_BYTES {
+        return Err(ApiError::new(
+            crate::error::Reason::RequestEntityTooLarge,
+            "etcdserver: request is too large",
+        ));
+    }
+    Ok(bytes)
 }
+
+/// The largest object the store takes: etcd's default `--max-request-bytes`
+/// (1.5 MiB), which is what bounds an object in a real cluster. Upstream
+/// passes etcd's error through; here it is a 413 with etcd's words.
+pub const MAX_OBJECT_BYTES: usize = 1536 * 1024;
 
 /// Maps a store error to the API error upstream returns for it.
 fn store_error(info: &ResourceInfo, name: &str, e: store::Error) -> ApiError {

@@ -15,6 +15,7 @@ use crate::kinds;
 use crate::managed;
 use crate::patch::meta::Schema;
 use crate::registry::{ResourceInfo, Subresource};
+use crate::typed::{self, Origin};
 
 /// Names tried for one create with generateName (upstream
 /// `maxNameGenerationCreateAttempts`).
@@ -117,8 +118,7 @@ impl Api {
         body: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let mut warnings = Vec::new();
-        let mut new = self.admit_body(info, namespace, None, body, opts, &mut warnings)?;
+        let (mut new, warnings) = self.admit_body(info, namespace, None, body, opts, Origin::Body)?;
         let generated = self.prepare_new_object(info, &mut new)?;
         self.check_namespace_open(info, namespace)?;
         kinds::prepare_for_create(info, &mut new);
@@ -154,8 +154,7 @@ impl Api {
         sub: Option<Subresource>,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let mut warnings = Vec::new();
-        let body = self.admit_body(info, namespace, Some(name), body, opts, &mut warnings)?;
+        let (body, warnings) = self.admit_body(info, namespace, Some(name), body, opts, Origin::Body)?;
         let precondition = obj::meta_str(&body, "resourceVersion")
             .map(parse_rv)
             .transpose()?;
@@ -201,9 +200,9 @@ impl Api {
                 }
                 other => other?,
             };
-            let mut warnings = Vec::new();
             let patched = self.patched(info, &old, patch_type, patch, sub, opts)?;
-            let patched = self.admit_body(info, namespace, Some(name), patched, opts, &mut warnings)?;
+            let (patched, warnings) =
+                self.admit_body(info, namespace, Some(name), patched, opts, Origin::Patch)?;
             if let Some(rv) = obj::meta_str(&patched, "resourceVersion")
                 && parse_rv(rv)? != rev
             {
@@ -233,7 +232,6 @@ impl Api {
         config: &Value,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let mut warnings = Vec::new();
         let applied = managed::apply(
             info,
             None,
@@ -243,7 +241,8 @@ impl Api {
             opts.force,
             &self.now_rfc3339(),
         )?;
-        let mut new = self.admit_body(info, namespace, Some(name), applied, opts, &mut warnings)?;
+        let (mut new, warnings) =
+            self.admit_body(info, namespace, Some(name), applied, opts, Origin::Patch)?;
         self.prepare_new_object(info, &mut new)?;
         self.check_namespace_open(info, namespace)?;
         kinds::prepare_for_create(info, &mut new);
@@ -278,16 +277,7 @@ impl Api {
         };
         let mut doc = base.clone();
         match patch_type {
-            PatchType::Json => {
-                let ops: json_patch::Patch = serde_json::from_value(patch.clone())
-                    .map_err(|e| ApiError::bad_request(format!("json: cannot unmarshal the patch: {e}")))?;
-                json_patch::patch(&mut doc, &ops).map_err(|e| {
-                    ApiError::new(
-                        Reason::Invalid,
-                        format!("the server rejected our request due to an error in our request: {e}"),
-                    )
-                })?;
-            }
+            PatchType::Json => crate::patch::json::apply(&mut doc, patch)?,
             PatchType::Merge => json_patch::merge(&mut doc, patch),
             PatchType::Strategic => doc = strategic(info, &base, patch)?,
             PatchType::Apply => {
@@ -347,7 +337,9 @@ impl Api {
     }
 
     /// Checks and normalises a request body: kind/apiVersion, name and
-    /// namespace against the URL, unknown fields, then defaulting.
+    /// namespace against the URL, field types ([`typed`]: 400 for a body,
+    /// 422 for a patch result), unknown fields, then defaulting. Returns
+    /// the body and a warning per dropped unknown field.
     fn admit_body(
         &self,
         info: &ResourceInfo,
@@ -355,8 +347,9 @@ impl Api {
         url_name: Option<&str>,
         mut body: Value,
         opts: &WriteOptions,
-        warnings: &mut Vec<String>,
-    ) -> ApiResult<Value> {
+        origin: Origin,
+    ) -> ApiResult<(Value, Vec<String>)> {
+        let mut warnings = Vec::new();
         if !body.is_object() {
             return Err(ApiError::bad_request(
                 "the body of the request must be a JSON object",
@@ -365,6 +358,7 @@ impl Api {
         check_type_meta(info, &mut body)?;
         check_url_name(url_name, &body)?;
         check_namespace(info, namespace, &mut body)?;
+        typed::check(info, &body, origin)?;
         let unknown = crate::schema::unknown_fields(&info.group, &info.version, &info.kind, &body);
         if !unknown.is_empty() {
             match opts.field_validation {
@@ -387,7 +381,7 @@ impl Api {
         }
         kinds::default_object(info, &mut body);
         drop_empty_metadata(&mut body);
-        Ok(body)
+        Ok((body, warnings))
     }
 
     /// Fills what the server owns on a new object: name from generateName,

@@ -12,6 +12,7 @@ mod discovery;
 mod metadata;
 mod metrics;
 mod negotiate;
+mod params;
 mod resource;
 mod route;
 mod tables;

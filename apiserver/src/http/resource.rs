@@ -5,7 +5,6 @@
 //! `handlers/*.go`. Each arm parses what the verb needs from the query and
 //! the body, calls one API method, and encodes the result.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +15,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::negotiate::{self, Wanted, converted_response, json_response};
+use super::params::{self, flag};
 use super::route::Route;
 use super::tables::{self, IncludeObject};
 use super::{AppState, metadata, watch};
@@ -26,8 +26,7 @@ use crate::error::{ApiError, ApiResult, Reason};
 use crate::registry::{ResourceInfo, Subresource};
 use crate::selector::FieldSelector;
 
-/// The query parameters, last value wins.
-pub type Query = HashMap<String, String>;
+pub use super::params::Query;
 
 /// Serves one resource request.
 pub async fn serve(
@@ -71,16 +70,16 @@ async fn dispatch(
         if *method != Method::GET {
             return Err(method_not_allowed(method));
         }
-        let mut opts = watch_options(query)?;
+        let mut opts = watch_options(query, &info)?;
         if let Some(name) = route.name.as_deref() {
             opts.field_selector = Some(name_selector(opts.field_selector.as_deref(), name)?);
         }
         return watch(&out, ns, &opts);
     }
     match (method.clone(), route.name.as_deref(), route.sub) {
-        (Method::GET, None, _) if is_true(query.get("watch")) => watch(&out, ns, &watch_options(query)?),
+        (Method::GET, None, _) if flag(query, "watch") => watch(&out, ns, &watch_options(query, &info)?),
         (Method::GET, None, _) => {
-            let list = api.list(&info, ns, &list_options(query)?)?;
+            let list = api.list(&info, ns, &list_options(query, &info)?)?;
             out.list(&list)
         }
         (Method::POST, None, _) => {
@@ -92,7 +91,7 @@ async fn dispatch(
         (Method::DELETE, None, _) => {
             let opts = delete_options(query, headers, body)?;
             let deleted = api
-                .delete_collection(&info, ns, &list_options(query)?, &opts)
+                .delete_collection(&info, ns, &list_options(query, &info)?, &opts)
                 .await?;
             let list = crate::api::ObjectList {
                 items: deleted,
@@ -274,7 +273,7 @@ async fn patch(
     let mut opts = write_options(query, headers)?;
     if patch_type == PatchType::Apply {
         opts.field_manager = query.get("fieldManager").cloned();
-        opts.force = is_true(query.get("force"));
+        opts.force = flag(query, "force");
     } else if query.contains_key("force") {
         return Err(ApiError::bad_request("force is only valid for apply patches"));
     }
@@ -315,12 +314,12 @@ async fn log(state: &AppState, ns: Option<&str>, name: &str, query: &Query) -> A
             .to_string(),
     };
     let opts = crate::api::LogOptions {
-        previous: is_true(query.get("previous")),
-        tail_lines: parse_number(query, "tailLines")?,
-        timestamps: is_true(query.get("timestamps")),
+        previous: flag(query, "previous"),
+        tail_lines: tail_lines(query)?,
+        timestamps: flag(query, "timestamps"),
     };
     let text = state.api.pod_log(&pod, &container, &opts)?;
-    if is_true(query.get("follow")) {
+    if flag(query, "follow") {
         return Ok(follow_log(state, ns, name, container, opts, text));
     }
     Ok((
@@ -409,37 +408,43 @@ fn success_status(info: &crate::registry::ResourceInfo, obj: &Value) -> Value {
     })
 }
 
-fn is_true(v: Option<&String>) -> bool {
-    matches!(v.map(String::as_str), Some("true" | "1"))
-}
-
-fn parse_number<T: std::str::FromStr>(query: &Query, key: &str) -> ApiResult<Option<T>> {
-    match query.get(key) {
-        None => Ok(None),
-        Some(s) if s.is_empty() => Ok(None),
-        Some(s) => s
-            .parse()
-            .map(Some)
-            .map_err(|_| ApiError::bad_request(format!("invalid value for {key}: {s:?}"))),
+/// `tailLines`: zero or more (upstream `ValidatePodLogOptions`).
+fn tail_lines(query: &Query) -> ApiResult<Option<usize>> {
+    match params::int64(query, "tailLines")? {
+        Some(n) if n < 0 => Err(ApiError::invalid(
+            "",
+            "PodLogOptions",
+            "",
+            &[crate::error::FieldError::invalid(
+                "tailLines",
+                n.into(),
+                "must be greater than or equal to 0",
+            )],
+        )),
+        n => Ok(n.and_then(|n| usize::try_from(n).ok())),
     }
 }
 
-fn list_options(query: &Query) -> ApiResult<ListOptions> {
+fn list_options(query: &Query, info: &ResourceInfo) -> ApiResult<ListOptions> {
+    // Lists always read the latest state; the resourceVersion is still
+    // checked, as upstream checks it.
+    params::resource_version(query, &info.group, &info.plural)?;
     Ok(ListOptions {
         label_selector: query.get("labelSelector").cloned(),
         field_selector: query.get("fieldSelector").cloned(),
-        limit: parse_number(query, "limit")?,
+        limit: params::positive(query, "limit")?.and_then(|n| usize::try_from(n).ok()),
         continue_token: query.get("continue").filter(|c| !c.is_empty()).cloned(),
     })
 }
 
-fn watch_options(query: &Query) -> ApiResult<WatchOptions> {
+fn watch_options(query: &Query, info: &ResourceInfo) -> ApiResult<WatchOptions> {
     Ok(WatchOptions {
-        resource_version: parse_number(query, "resourceVersion")?,
+        resource_version: params::resource_version(query, &info.group, &info.plural)?,
         label_selector: query.get("labelSelector").cloned(),
         field_selector: query.get("fieldSelector").cloned(),
-        allow_bookmarks: is_true(query.get("allowWatchBookmarks")),
-        timeout: parse_number::<u64>(query, "timeoutSeconds")?.map(Duration::from_secs),
+        allow_bookmarks: flag(query, "allowWatchBookmarks"),
+        // Zero or below: the server's default.
+        timeout: params::positive(query, "timeoutSeconds")?.map(Duration::from_secs),
     })
 }
 
@@ -491,7 +496,7 @@ fn delete_options(query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<
     } else {
         DeleteOptions::from_json(&negotiate::decode_body(headers, body)?)?
     };
-    if let Some(g) = parse_number(query, "gracePeriodSeconds")? {
+    if let Some(g) = params::int64(query, "gracePeriodSeconds")? {
         opts.grace_period = Some(g);
     }
     if let Some(p) = query.get("propagationPolicy") {

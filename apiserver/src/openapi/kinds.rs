@@ -31,17 +31,31 @@ pub(crate) struct KnownKind {
     pub kind: &'static str,
     name: fn() -> Cow<'static, str>,
     add: fn(&mut SchemaGenerator) -> Schema,
+    decode: fn(&Value) -> Result<(), DecodeError>,
 }
 
+/// Why a value does not decode into a kind's type, and where.
+pub(crate) type DecodeError = serde_path_to_error::Error<serde_json::Error>;
+
 impl KnownKind {
-    fn of<T: k8s_openapi::Resource + JsonSchema>() -> KnownKind {
+    fn of<T>() -> KnownKind
+    where
+        T: k8s_openapi::Resource + JsonSchema + serde::de::DeserializeOwned,
+    {
         KnownKind {
             group: T::GROUP,
             version: T::VERSION,
             kind: T::KIND,
             name: T::schema_name,
             add: SchemaGenerator::subschema_for::<T>,
+            decode: |value| serde_path_to_error::deserialize::<_, T>(value).map(drop),
         }
+    }
+
+    /// Decodes `value` into the kind's k8s-openapi type, as upstream's
+    /// decoder does into the Go type; the error says where it failed.
+    pub fn decode(&self, value: &Value) -> Result<(), DecodeError> {
+        (self.decode)(value)
     }
 
     /// The upstream definition name, e.g. `io.k8s.api.apps.v1.Deployment`.

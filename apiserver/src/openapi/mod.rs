@@ -40,7 +40,9 @@ mod kinds;
 mod patchmeta;
 mod paths;
 
-pub(crate) use kinds::{KnownKind, find as find_kind, generator, known_kinds, ref_target, take_definitions};
+pub(crate) use kinds::{
+    DecodeError, KnownKind, find as find_kind, generator, known_kinds, ref_target, take_definitions,
+};
 
 use crate::registry::{Registry, ResourceInfo, Subresource};
 use serde_json::{Map, Value, json};

@@ -1,0 +1,146 @@
+//! JSON Patch (RFC 6902), bounded as kube-apiserver bounds it.
+//!
+//! Upstream: `handlers/patch.go` (`jsonPatcher`) with evanphx/json-patch.
+//! A patch is small, but its `copy` operations are not: each may copy the
+//! whole document into itself, so a few hundred bytes of patch can double
+//! a document a dozen times. Upstream refuses
+//!
+//! * a patch of more than [`MAX_OPERATIONS`] operations, with 413; and
+//! * a patch whose `copy` operations together copy more than
+//!   [`MAX_COPY_BYTES`] (`--json-patch-max-copy-bytes`, the apiserver's
+//!   `JSONPatchMaxCopyBytes`), with 422, checked before each copy is made.
+//!
+//! Every other operation adds at most a value that is part of the request
+//! body (itself limited to 3 MiB), so the document stays bounded.
+
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult, Reason};
+
+/// Upstream `maxJSONPatchOperations`.
+pub const MAX_OPERATIONS: usize = 10_000;
+
+/// Upstream's default `JSONPatchMaxCopyBytes`: 3 MiB.
+pub const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Applies the JSON Patch `patch` (the request body) to `doc`. On an error
+/// `doc` may be half patched; the caller patches a copy.
+pub fn apply(doc: &mut Value, patch: &Value) -> ApiResult<()> {
+    let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+        .map_err(|e| ApiError::bad_request(format!("json: cannot unmarshal the patch: {e}")))?;
+    if ops.len() > MAX_OPERATIONS {
+        return Err(ApiError::new(
+            Reason::RequestEntityTooLarge,
+            format!(
+                "The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, got {}",
+                ops.len()
+            ),
+        ));
+    }
+    let mut copied = 0usize;
+    for op in ops.iter() {
+        if let json_patch::PatchOperation::Copy(copy) = op
+            && let Some(source) = doc.pointer(copy.from.as_str())
+        {
+            copied += encoded_len(source);
+            if copied > MAX_COPY_BYTES {
+                return Err(rejected(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_COPY_BYTES}"
+                )));
+            }
+        }
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|e| rejected(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The 422 upstream answers a patch that cannot be applied with.
+fn rejected(why: String) -> ApiError {
+    ApiError::new(
+        Reason::Invalid,
+        format!("the server rejected our request due to an error in our request: {why}"),
+    )
+}
+
+/// The length of `value` as JSON, without building the text.
+fn encoded_len(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a `Value` to an infallible writer cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn operations_apply_in_order() {
+        let mut doc = json!({"data": {"a": "1"}});
+        let patch = json!([
+            {"op": "add", "path": "/data/b", "value": "2"},
+            {"op": "copy", "from": "/data/a", "path": "/data/c"},
+            {"op": "remove", "path": "/data/a"},
+            {"op": "test", "path": "/data/c", "value": "1"},
+        ]);
+        apply(&mut doc, &patch).unwrap();
+        assert_eq!(doc, json!({"data": {"b": "2", "c": "1"}}));
+    }
+
+    #[test]
+    fn copies_that_double_the_document_stop_at_the_limit() {
+        // 14 copies of a 1 KiB map into itself would make 16 MiB.
+        let mut doc = json!({"data": {"v": "x".repeat(1024)}});
+        let ops: Vec<Value> = (0..14)
+            .map(|i| json!({"op": "copy", "from": "/data", "path": format!("/data/c{i}")}))
+            .collect();
+        let err = apply(&mut doc, &Value::Array(ops)).unwrap_err();
+        assert_eq!(err.reason, Reason::Invalid);
+        assert!(
+            err.message.contains("exceeding the limit 3145728"),
+            "{}",
+            err.message
+        );
+        assert!(encoded_len(&doc) < 2 * MAX_COPY_BYTES);
+    }
+
+    #[test]
+    fn more_than_ten_thousand_operations_are_too_large() {
+        let ops: Vec<Value> = (0..=MAX_OPERATIONS)
+            .map(|_| json!({"op": "test", "path": "/a", "value": 1}))
+            .collect();
+        let err = apply(&mut json!({"a": 1}), &Value::Array(ops)).unwrap_err();
+        assert_eq!(err.reason, Reason::RequestEntityTooLarge);
+        assert_eq!(
+            err.message,
+            "The allowed maximum operations in a JSON patch is 10000, got 10001"
+        );
+    }
+
+    #[test]
+    fn a_failed_test_is_unprocessable() {
+        let err = apply(
+            &mut json!({"a": 1}),
+            &json!([{"op": "test", "path": "/a", "value": 2}]),
+        )
+        .unwrap_err();
+        assert_eq!(err.reason, Reason::Invalid);
+    }
+
+    #[test]
+    fn encoded_len_matches_serialization() {
+        let v = json!({"a": [1, "two", {"three": null}], "b": "ü"});
+        assert_eq!(encoded_len(&v), serde_json::to_vec(&v).unwrap().len());
+    }
+}
