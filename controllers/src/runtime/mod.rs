@@ -21,6 +21,7 @@
 //! | [`controller`] | sample-controller `controller.go` (`processNextWorkItem`) | the worker loop and the reconcile outcome |
 //! | [`events`] | `tools/record/event.go`, `events_cache.go` | Events with aggregated counts |
 //! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
+//! | [`fault`] | (client-go `testing/fixture.go` reactors) | a client whose writes fail now and then, for the reliability suite |
 //!
 //! Start reading at [`controller::run_workers`]: it is the whole loop.
 
@@ -28,6 +29,7 @@ pub mod client;
 pub mod controller;
 pub mod events;
 pub mod expectations;
+pub mod fault;
 pub mod http_client;
 pub mod informer;
 pub mod reflector;
@@ -41,6 +43,7 @@ pub use client::{
 pub use controller::{Action, ReconcileError, Reconciler, run_workers};
 pub use events::{EventType, ObjectRef, Recorder};
 pub use expectations::{ControllerExpectations, UidTrackingControllerExpectations};
+pub use fault::{FaultCounts, Faults, FaultyClient};
 pub use http_client::HttpClient;
 pub use informer::{Change, Informer, Store};
 pub use trace::TracingClient;
