@@ -16,6 +16,19 @@
 //! at all, and the revision a `list` reports is exactly the state it saw.
 //! Waiting for durability ([`Engine::durable`]) happens after the lock is
 //! released, so writers never wait for the disk while holding it.
+//!
+//! Step 4 makes a write visible before it is flushed (to readers in both
+//! modes, to watchers in Buffered mode), so step 2 takes only revisions that
+//! are durably reserved (`m/reserved`, see [`layout`](crate::layout)): a
+//! crash can lose a visible write, but its revision is never handed out
+//! again. Reservations come in blocks ([`Config::reserve_block`], 10,000 by
+//! default: a jump of at most 1.5 blocks after a crash is nothing for a
+//! `u64`, and the reservation is written once per block). Halfway through
+//! a block, the next block's bound rides in an ordinary write's batch and
+//! the flusher thread is asked to flush it; by the time the current block
+//! runs out that flush has long been done, so no write waits for it. Only
+//! if it has not (thousands of writes within one flush) does the write that
+//! crosses the bound flush under the lock.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -25,7 +38,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use tokio::sync::broadcast;
 
 use crate::flusher::Flusher;
-use crate::history::{Entry, History};
+use crate::history::{Entry, History, Lost};
 use crate::layout;
 use crate::{
     Clock, Config, Durability, Error, Event, EventKind, ListResult, Record, Result, Revision, Stats,
@@ -59,11 +72,24 @@ pub(crate) struct State {
     objects: BTreeMap<String, Record>,
     /// The last assigned revision.
     revision: Revision,
+    /// `m/reserved` as known flushed: revisions up to it may be handed out.
+    /// Equal to `revision` once a close has released the rest.
+    reserved: Revision,
+    /// The next block's reservation, written but maybe not yet flushed.
+    next_block: Option<NextBlock>,
     history: History,
     /// Live events to every watcher; each [`Watch`](crate::Watch) holds a
     /// receiver made under this lock. `None` once the store is closed:
     /// dropping the sender is what tells watchers the store closed.
     events: Option<broadcast::Sender<Event>>,
+}
+
+/// A reservation on its way to disk: the batch of write `carrier` set
+/// `m/reserved` to `bound`; it holds once `carrier` is flushed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NextBlock {
+    carrier: Revision,
+    bound: Revision,
 }
 
 pub(crate) struct Engine {
@@ -74,6 +100,8 @@ pub(crate) struct Engine {
     state: RwLock<State>,
     durability: Durability,
     clock: Clock,
+    /// Revisions reserved at a time, [`Config::reserve_block`].
+    reserve_block: Revision,
     flusher: Flusher,
 }
 
@@ -85,17 +113,30 @@ impl Engine {
         };
         let db = open_sled(&sled_config.cache_capacity(SLED_CACHE_BYTES))?;
         let recovered = layout::recover(&db)?;
-        let flusher = Flusher::start(db.clone(), recovered.revision)?;
+        let mut history = History::new(
+            recovered.history,
+            recovered.oldest,
+            recovered.lost,
+            config.history_max_events,
+            config.history_max_age,
+        );
+        let reserve_block = config.reserve_block.max(2);
+        let revision = start_after_recovery(
+            &db,
+            recovered.revision,
+            recovered.reserved,
+            reserve_block,
+            &mut history,
+            now_ms(&config.clock),
+        )?;
+        let flusher = Flusher::start(db.clone(), revision)?;
         let (events, _) = broadcast::channel(LIVE_EVENT_BUFFER);
         let state = State {
             objects: recovered.objects,
-            revision: recovered.revision,
-            history: History::new(
-                recovered.history,
-                recovered.oldest,
-                config.history_max_events,
-                config.history_max_age,
-            ),
+            revision,
+            reserved: revision + reserve_block,
+            next_block: None,
+            history,
             events: Some(events),
         };
         Ok(Arc::new(Engine {
@@ -103,6 +144,7 @@ impl Engine {
             state: RwLock::new(state),
             durability: config.durability,
             clock: config.clock,
+            reserve_block,
             flusher,
         }))
     }
@@ -165,10 +207,8 @@ impl Engine {
         }
     }
 
-    /// Simulated ms since the Unix epoch (0 for a clock set before it).
     fn now_ms(&self) -> u64 {
-        let since_epoch = self.clock.now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
+        now_ms(&self.clock)
     }
 
     /// The critical section of one write (see the module doc). Returns the
@@ -183,6 +223,7 @@ impl Engine {
         let revision = state.revision + 1;
         let current = state.objects.get(key);
         let (event, record) = plan(key, current, op, revision)?;
+        self.reserve(&mut state, revision)?;
 
         let mut batch = sled::Batch::default();
         match event.kind {
@@ -198,9 +239,21 @@ impl Engine {
         batch.insert(layout::META_REVISION, &layout::encode_u64(revision));
         let trim = state.history.excess(now_ms, 1);
         add_trim(&mut batch, &state.history, trim);
+        let next_block = (state.next_block.is_none() && revision + self.reserve_block / 2 > state.reserved)
+            .then(|| NextBlock {
+                carrier: revision,
+                bound: state.reserved + self.reserve_block,
+            });
+        if let Some(next) = next_block {
+            batch.insert(layout::META_RESERVED, &layout::encode_u64(next.bound));
+        }
         self.db.apply_batch(batch)?;
 
         // Applied on disk: now make it visible, all under the same lock.
+        if let Some(next) = next_block {
+            state.next_block = Some(next);
+            self.flusher.request(revision); // in the background, also in Buffered mode
+        }
         state.history.drop_front(trim);
         state.history.push(Entry {
             revision,
@@ -215,6 +268,32 @@ impl Engine {
             let _ = events.send(event); // Err only means: no watcher right now
         }
         Ok((record, revision))
+    }
+
+    /// Makes sure `revision` is durably reserved before it is handed out:
+    /// takes over the next block if its flush is done, or flushes now (rare:
+    /// see the module doc).
+    fn reserve(&self, state: &mut State, revision: Revision) -> Result<()> {
+        if revision <= state.reserved {
+            return Ok(());
+        }
+        match state.next_block.take() {
+            Some(next) if revision <= next.bound => {
+                if !self.flusher.is_flushed(next.carrier) {
+                    tracing::debug!(revision, "waiting for the reservation flush");
+                    self.db.flush()?;
+                }
+                state.reserved = next.bound;
+            }
+            _ => {
+                let bound = revision - 1 + self.reserve_block;
+                self.db
+                    .insert(layout::META_RESERVED, &layout::encode_u64(bound))?;
+                self.db.flush()?;
+                state.reserved = bound;
+            }
+        }
+        Ok(())
     }
 
     /// Drops history that has grown older than the window allows.
@@ -241,25 +320,136 @@ impl Engine {
         }
     }
 
-    /// Subscribes to live events; `None` if the store is closed. Done under
-    /// the read lock, so the receiver gets exactly the events after the
-    /// returned revision (writers send while holding the write lock).
-    pub fn subscribe(&self) -> Option<(broadcast::Receiver<Event>, Revision, Revision)> {
+    /// Subscribes to live events for a watch from `after`, and returns the
+    /// receiver and the current revision. Done under the read lock, so the
+    /// receiver gets exactly the events after that revision (writers send
+    /// while holding the write lock). Fails `Closed`, or `Expired` if
+    /// `after` is trimmed or inside a lost range.
+    pub fn subscribe(&self, after: Revision) -> Result<(broadcast::Receiver<Event>, Revision)> {
         let state = self.read();
-        let rx = state.events.as_ref()?.subscribe();
-        Some((rx, state.revision, state.history.oldest()))
+        let rx = state.events.as_ref().ok_or(Error::Closed)?.subscribe();
+        let oldest = state.history.oldest();
+        if after < oldest {
+            return Err(Error::Expired {
+                requested: after,
+                oldest,
+            });
+        }
+        if let Some(at) = state.history.lost(after) {
+            return Err(Error::Expired {
+                requested: after,
+                oldest: at,
+            });
+        }
+        Ok((rx, state.revision))
     }
 
     pub async fn close(&self) -> Result<()> {
-        let last = {
+        let (last, released) = {
             let mut state = self.write();
             state.events = None; // later writes fail Closed; watchers drain and end
-            state.revision
+            (state.revision, release(&self.db, &mut state))
         };
-        let result = self.flusher.flushed(last).await;
+        let result = match released {
+            // One flush after the release covers it and every write before it.
+            Ok(true) => self.flusher.sync().await,
+            // Closed before, or the release failed: flush the writes still.
+            Ok(false) | Err(_) => self.flusher.flushed(last).await,
+        };
         self.flusher.stop();
-        result
+        released.and(result)
     }
+}
+
+impl Drop for Engine {
+    /// Dropped without [`Engine::close`]: release the reservation all the
+    /// same. The flusher, dropped next, runs the requested flush before its
+    /// thread exits.
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        state.events = None;
+        match release(&self.db, state) {
+            Ok(true) => self.flusher.sync_later(),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "store: releasing reserved revisions failed"),
+        }
+    }
+}
+
+/// Gives back the reserved revisions nobody was handed: sets `m/reserved`
+/// to the last revision, so that the next open continues without a gap.
+/// Only once no write can follow (closed or dropped); the caller then has
+/// it flushed, and until then the old, higher bound holds on disk, which is
+/// just as safe. Returns whether there was anything to give back.
+fn release(db: &sled::Db, state: &mut State) -> Result<bool> {
+    if state.reserved == state.revision {
+        return Ok(false);
+    }
+    db.insert(layout::META_RESERVED, &layout::encode_u64(state.revision))?;
+    state.reserved = state.revision;
+    state.next_block = None;
+    Ok(true)
+}
+
+/// Sets the revision to continue from after recovery, making that durable.
+///
+/// If revisions up to `reserved` may have been handed out but only
+/// `recovered` came back (the process died without a close), writes a
+/// lost-range marker at `reserved + 1` (see [`layout`](crate::layout)) and
+/// continues from there. Either way reserves the first block after it and
+/// flushes, so that the reservation holds before any write. Returns the
+/// revision to continue from.
+fn start_after_recovery(
+    db: &sled::Db,
+    recovered: Revision,
+    reserved: Option<Revision>,
+    reserve_block: Revision,
+    history: &mut History,
+    now_ms: u64,
+) -> Result<Revision> {
+    let mut batch = sled::Batch::default();
+    let mut revision = recovered;
+    let lost = reserved
+        .filter(|&reserved| reserved > recovered)
+        .map(|reserved| Lost {
+            after: recovered,
+            at: reserved + 1,
+        });
+    let mut trim = 0;
+    if let Some(lost) = lost {
+        tracing::warn!(
+            recovered,
+            reserved = lost.at - 1,
+            "the store was not closed: revisions after {recovered} may have been seen and lost; \
+             watches from them get Expired, and revisions continue at {}",
+            lost.at
+        );
+        batch.insert(
+            layout::history_key(lost.at),
+            layout::encode_lost(lost.after, now_ms),
+        );
+        batch.insert(layout::META_REVISION, &layout::encode_u64(lost.at));
+        trim = history.excess(now_ms, 1);
+        add_trim(&mut batch, history, trim);
+        revision = lost.at;
+    }
+    batch.insert(
+        layout::META_RESERVED,
+        &layout::encode_u64(revision + reserve_block),
+    );
+    db.apply_batch(batch)?;
+    db.flush()?;
+    if let Some(lost) = lost {
+        history.drop_front(trim);
+        history.push_lost(lost, now_ms);
+    }
+    Ok(revision)
+}
+
+/// Simulated ms since the Unix epoch on `clock` (0 for a clock set before it).
+fn now_ms(clock: &Clock) -> u64 {
+    let since_epoch = clock.now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Opens sled, waiting up to [`LOCK_WAIT`] for the database file lock.

@@ -11,11 +11,16 @@
 //! so a watch may start after any revision `>= oldest`. This is etcd's
 //! compaction, and [`Error::Expired`](crate::Error::Expired) is its
 //! "required revision has been compacted" (HTTP 410 Gone upstream).
+//!
+//! The one exception: revisions a crash lost (see
+//! [`layout`](crate::layout), "Revisions are reserved"): a lost-range
+//! marker stands in the window as one entry, and a watch may not start
+//! inside its range, which it also answers with `Expired`.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::layout;
+use crate::layout::{self, HistoryItem};
 use crate::{Error, Event, Result, Revision};
 
 /// One kept event, as the index sees it.
@@ -26,18 +31,36 @@ pub(crate) struct Entry {
     pub time_ms: u64,
 }
 
+/// Revisions `after + 1 .. at` that a crash may have handed out and lost.
+/// `at` is the revision of the lost-range marker that records them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lost {
+    pub after: Revision,
+    pub at: Revision,
+}
+
 pub(crate) struct History {
     entries: VecDeque<Entry>,
     oldest: Revision,
+    /// The lost ranges whose markers are still in `entries`, oldest first
+    /// (one per crash; a marker leaves with its entry).
+    lost: VecDeque<Lost>,
     max_events: usize,
     max_age_ms: u64,
 }
 
 impl History {
-    pub fn new(entries: VecDeque<Entry>, oldest: Revision, max_events: usize, max_age: Duration) -> Self {
+    pub fn new(
+        entries: VecDeque<Entry>,
+        oldest: Revision,
+        lost: VecDeque<Lost>,
+        max_events: usize,
+        max_age: Duration,
+    ) -> Self {
         History {
             entries,
             oldest,
+            lost,
             // Keeping zero events would make every write expire every watch.
             max_events: max_events.max(1),
             max_age_ms: u64::try_from(max_age.as_millis()).unwrap_or(u64::MAX),
@@ -50,6 +73,15 @@ impl History {
 
     pub fn oldest(&self) -> Revision {
         self.oldest
+    }
+
+    /// If `after` lies inside a lost range, the revision of its marker: a
+    /// watch from `after` is expired, one from the marker's may resume.
+    pub fn lost(&self, after: Revision) -> Option<Revision> {
+        self.lost
+            .iter()
+            .find(|l| l.after < after && after < l.at)
+            .map(|l| l.at)
     }
 
     /// How many events to drop from the front so the window fits, given
@@ -76,20 +108,36 @@ impl History {
         if let Some(last) = self.entries.drain(..n).next_back() {
             self.oldest = last.revision;
         }
+        // A range below `oldest` is expired by `oldest` alone.
+        while self.lost.front().is_some_and(|l| l.at <= self.oldest) {
+            self.lost.pop_front();
+        }
     }
 
     pub fn push(&mut self, entry: Entry) {
         self.entries.push_back(entry);
     }
+
+    /// Appends the marker of a lost range (at revision `lost.at`).
+    pub fn push_lost(&mut self, lost: Lost, time_ms: u64) {
+        self.push(Entry {
+            revision: lost.at,
+            time_ms,
+        });
+        self.lost.push_back(lost);
+    }
 }
 
 /// Reads events `from..=to` from disk, calling `keep` with each event whose
-/// key starts with `prefix`, and stopping after `max_scan` events.
+/// key starts with `prefix`, and stopping after `max_scan` entries.
 /// Returns the last revision scanned.
 ///
-/// The history must hold every one of those revisions: a missing one means
-/// it was trimmed (trimming only ever removes the oldest events), and the
-/// read fails [`Error::Expired`] for `from - 1`.
+/// The history must hold every one of those revisions, except those of a
+/// lost range that begins before `from` (the watch passes its marker without
+/// an event). A missing one means it was trimmed (trimming only ever removes
+/// the oldest events), and the read fails [`Error::Expired`] for `from - 1`;
+/// so does a lost range that begins at or after `from`, whose revisions the
+/// watcher may have seen before the crash.
 pub(crate) fn read(
     db: &sled::Db,
     prefix: &str,
@@ -99,25 +147,31 @@ pub(crate) fn read(
     oldest: impl Fn() -> Revision,
     mut keep: impl FnMut(Event),
 ) -> Result<Revision> {
-    let expired = || Error::Expired {
+    let expired = |oldest: Revision| Error::Expired {
         requested: from - 1,
-        oldest: oldest(),
+        oldest,
     };
     let mut expected = from;
     let range = layout::history_key(from)..=layout::history_key(to);
     for item in db.range(range).take(max_scan) {
         let (k, v) = item?;
-        if layout::decode_revision_key(&k)? != expected {
-            return Err(expired());
+        let revision = layout::decode_revision_key(&k)?;
+        let item = layout::decode_history(&v)?;
+        if item.follows(revision) != expected - 1 {
+            return Err(match item {
+                HistoryItem::Lost { .. } => expired(revision),
+                HistoryItem::Event(_) => expired(oldest()),
+            });
         }
-        let header = layout::decode_event_header(&v)?;
-        if header.key.starts_with(prefix) {
-            keep(header.into_event(expected)?);
+        if let HistoryItem::Event(header) = item
+            && header.key.starts_with(prefix)
+        {
+            keep(header.into_event(revision)?);
         }
-        expected += 1;
+        expected = revision + 1;
     }
     if expected == from {
-        return Err(expired()); // not even the first one is left
+        return Err(expired(oldest())); // not even the first one is left
     }
     Ok(expected - 1)
 }

@@ -16,9 +16,11 @@
 //!   exactly once; DELETED events carry the last state. History is kept for a
 //!   bounded window ([`Config::history_max_events`], [`Config::history_max_age`])
 //!   and persisted, so a watch can resume across a restart; a revision older
-//!   than the window fails [`Error::Expired`].
+//!   than the window, or one a crash lost, fails [`Error::Expired`].
 //! - Durability: in [`Durability::Flush`] mode a write returns only after it
-//!   is flushed to disk. Concurrent writers share flushes (group commit).
+//!   is flushed to disk. Concurrent writers share flushes (group commit). In
+//!   [`Durability::Buffered`] mode (`--no-fsync`) it returns at once, and a
+//!   crash may lose the last half second of writes (see "Caveats").
 //!
 //! Start reading at [`Store::open`].
 //!
@@ -37,16 +39,40 @@
 //! # Guarantees
 //!
 //! - Revisions are strictly increasing, one per successful write, and never
-//!   reused, also across restarts and crashes.
+//!   reused, in either durability mode, also across restarts and crashes —
+//!   including revisions of writes that a crash lost after someone saw them.
+//!   Revisions are reserved on disk in blocks before they are handed out
+//!   ([`Config::reserve_block`]); after a crash the store continues above the
+//!   reserved bound, so the revision jumps (by at most 1.5 blocks). After a
+//!   [`Store::close`] (or dropping the store) it continues without a jump.
 //! - A write is all-or-nothing on disk: the object, its history entry and the
-//!   revision counter are one sled batch.
+//!   revision counter are one sled batch. A crash loses whole writes, and
+//!   only the latest ones: what survives is every write up to some revision.
 //! - Reads see only whole writes: `get` and `list` read the in-memory index
 //!   under the same lock that writers hold while they publish a write.
 //! - A watch delivers every matching event after its start revision exactly
 //!   once, in revision order, or ends with [`Error::Expired`].
+//! - A watch from a revision that a crash may have lost — one after the last
+//!   write recovered, below the revision the store continues from — fails
+//!   [`Error::Expired`], also after later restarts: its client may have seen
+//!   writes that no longer exist, and must relist (the API server answers
+//!   410 Gone). A watch from the last recovered revision or before it (in
+//!   the window) resumes as after a clean restart, passing the lost range.
 //!
 //! # Caveats
 //!
+//! - [`Durability::Buffered`] (`--no-fsync`) acknowledges a write before it
+//!   is on disk. sled writes its log out as buffers fill and flushes it every
+//!   500 ms (its default `flush_every_ms`, which `engine.rs` keeps), so a
+//!   crash of the process (`kill -9`, OOM kill) may lose the writes
+//!   acknowledged in the last flush interval: about the last 500 ms, more
+//!   if a flush is slow. Never half a write, never a write without the ones
+//!   before it, and never a revision: lost revisions are not handed out
+//!   again, and watches that resume from them get [`Error::Expired`] and
+//!   relist. `get`, `list` and (in Buffered mode) watches see a write before
+//!   it is flushed, so this matters in Flush mode too: a crash there loses
+//!   no acknowledged write, but can lose one that a reader saw before its
+//!   writer was answered.
 //! - sled's `flush` is `sync_file_range` on Linux, not a full `fsync`
 //!   (sled #1452): "durable" means "survives the process dying", not
 //!   necessarily "survives the machine losing power".
@@ -89,6 +115,11 @@ pub struct Config {
     pub history_max_age: Duration,
     /// The clock that timestamps history events.
     pub clock: Clock,
+    /// Revisions reserved on disk at a time (at least 2), so that none is
+    /// ever handed out twice (see "Guarantees"). A reservation is flushed
+    /// once per block, in the background; after a crash the revision jumps
+    /// by up to 1.5 blocks. Tests make it small to cross blocks often.
+    pub reserve_block: u64,
 }
 
 impl Default for Config {
@@ -99,6 +130,7 @@ impl Default for Config {
             history_max_events: 100_000,
             history_max_age: Duration::from_secs(10 * 60),
             clock: Clock::system(),
+            reserve_block: 10_000,
         }
     }
 }
@@ -111,7 +143,9 @@ pub enum Durability {
     Flush,
     /// As soon as the write is applied; sled flushes in the background
     /// (every 500 ms), so a crash may lose the last moments of writes —
-    /// but never half a write, and never a write that a later one depends on.
+    /// but never half a write, never a write that a later one depends on,
+    /// and never a revision: watchers that saw a lost write and resume from
+    /// its revision get [`Error::Expired`]. See "Caveats" above.
     Buffered,
 }
 
@@ -162,9 +196,11 @@ pub struct ListResult {
 pub struct Stats {
     /// The last assigned revision.
     pub revision: Revision,
-    /// Watches may start after any revision `>=` this.
+    /// Watches may start after any revision `>=` this (except those a
+    /// crash lost, see [`Store::watch`]).
     pub oldest_watchable: Revision,
-    /// Disk flushes done by the group-commit flusher since open.
+    /// Disk flushes done by the group-commit flusher since open (in
+    /// Buffered mode only the rare ones that reserve revisions).
     pub flushes: u64,
     /// Events in the watch history (in memory as an index, on disk in full).
     pub history_len: usize,
@@ -188,6 +224,10 @@ pub enum Error {
         expected: Revision,
         actual: Revision,
     },
+    /// The history no longer holds what a watch from `requested` needs:
+    /// it was trimmed (`oldest` is then the oldest watchable revision), or a
+    /// crash lost it (`oldest` is then the revision the store continued
+    /// from after the crash, which a watch may start from). Relist.
     #[error("revision {requested} is compacted; the oldest watchable revision is {oldest}")]
     Expired { requested: Revision, oldest: Revision },
     #[error("the store is closed")]
@@ -218,7 +258,9 @@ pub struct Store {
 
 impl Store {
     /// Opens (or creates) the store at `config.path`, recovering objects,
-    /// the revision counter and the watch history — also after `kill -9`.
+    /// the revision counter and the watch history — also after `kill -9`,
+    /// after which the revision continues above every one that may have
+    /// been handed out before the crash (see "Guarantees").
     pub fn open(config: Config) -> Result<Store> {
         Ok(Store {
             engine: Engine::open(config)?,
@@ -230,7 +272,8 @@ impl Store {
         self.engine.revision()
     }
 
-    /// Watches may start after any revision `>=` this one.
+    /// Watches may start after any revision `>=` this one (except those a
+    /// crash lost, see [`Store::watch`]).
     pub fn oldest_watchable(&self) -> Revision {
         self.engine.oldest_watchable()
     }
@@ -271,7 +314,15 @@ impl Store {
     }
 
     /// Every event with revision `> after` whose key starts with `prefix`.
-    /// Fails [`Error::Expired`] if `after < oldest_watchable()`.
+    ///
+    /// Fails [`Error::Expired`] if `after < oldest_watchable()`, or if
+    /// `after` is a revision a crash may have lost (see "Guarantees").
+    /// `after` above the current revision is accepted: the watch is quiet
+    /// until the store gets past `after`, then delivers the events after it
+    /// (etcd does the same; the upstream apiserver instead answers "Too large
+    /// resource version" after a short wait). No revision a client saw
+    /// before a crash is ever above the revision the store continues from,
+    /// so that case only comes from a client making a revision up.
     pub fn watch(&self, prefix: &str, after: Revision) -> Result<Watch> {
         Watch::start(self.engine.clone(), prefix, after)
     }

@@ -3,7 +3,9 @@
 //! A watch keeps one number, `pos`: every event with revision `<= pos` has
 //! been delivered (or skipped for not matching the prefix). Revisions have
 //! no holes — every write takes the next one — so the next event it needs is
-//! always exactly `pos + 1`, wherever it comes from:
+//! always exactly `pos + 1`, wherever it comes from. (The one kind of hole,
+//! revisions a crash lost, is bridged in the history by a marker that a
+//! watch reads like an event without delivering it; see `history::read`.)
 //!
 //! - **history** (sled, `h/<revision>`), while `pos < head`, where `head`
 //!   is a revision known to be committed (and so on disk);
@@ -63,13 +65,7 @@ pub struct Watch {
 impl Watch {
     pub(crate) fn start(engine: Arc<Engine>, prefix: &str, after: Revision) -> Result<Watch> {
         engine.compact()?; // expire history by age before judging `after`
-        let (live, head, oldest) = engine.subscribe().ok_or(Error::Closed)?;
-        if after < oldest {
-            return Err(Error::Expired {
-                requested: after,
-                oldest,
-            });
-        }
+        let (live, head) = engine.subscribe(after)?;
         Ok(Watch {
             engine,
             prefix: prefix.to_string(),
