@@ -194,6 +194,7 @@ impl Server {
             history_max_age: store::Config::default()
                 .history_max_age
                 .mul_f64(config.clock.scale().max(1.0)),
+            ..store::Config::default()
         })?;
         tracing::info!(seed = config.seed, "seeding the simulation (replay with --seed)");
         let api = Api::with_seed(store, Registry::new(), config.clock.clone(), config.seed);
