@@ -64,7 +64,24 @@ pub fn start(
     seed: u64,
     shutdown: &CancellationToken,
 ) -> Vec<JoinHandle<()>> {
-    let informer_client = client(api, "miniplane-informers");
+    start_with_clients(api, clock, sim, seed, shutdown, &|component| {
+        client(api, component)
+    })
+}
+
+/// [`start`], with each component's client made by `client(component)`
+/// instead of an `InProcessClient` named after the component: the
+/// reliability suite wraps it in a fault layer
+/// (`controllers::runtime::FaultyClient`).
+pub fn start_with_clients(
+    api: &Api,
+    clock: &Clock,
+    sim: &SimConfig,
+    seed: u64,
+    shutdown: &CancellationToken,
+    client: &dyn Fn(&str) -> Arc<dyn Client>,
+) -> Vec<JoinHandle<()>> {
+    let informer_client = client("miniplane-informers");
     let deployments = Informer::<Deployment>::new(informer_client.clone(), clock.clone(), None);
     let replicasets = Informer::<ReplicaSet>::new(informer_client.clone(), clock.clone(), None);
     let pods = Informer::<Pod>::new(informer_client.clone(), clock.clone(), None);
@@ -72,7 +89,7 @@ pub fn start(
 
     let recorder =
         |c: &Arc<dyn Client>, component: &str| Recorder::new(c.clone(), clock.clone(), component, None);
-    let rs_client = client(api, "replicaset-controller");
+    let rs_client = client("replicaset-controller");
     let rs_controller = ReplicaSetController::new(
         rs_client.clone(),
         clock.clone(),
@@ -80,7 +97,7 @@ pub fn start(
         &replicasets,
         &pods,
     );
-    let d_client = client(api, "deployment-controller");
+    let d_client = client("deployment-controller");
     let d_controller = DeploymentController::new(
         d_client.clone(),
         clock.clone(),
@@ -92,11 +109,11 @@ pub fn start(
     // The garbage collector lists and watches every kind itself, keeping
     // only metadata in its owner graph, as upstream's monitors do.
     let gc = GarbageCollector::new(
-        client(api, GC_CLIENT),
+        client(GC_CLIENT),
         clock.clone(),
         deletable_resources(api.registry()),
     );
-    let s_client = client(api, "default-scheduler");
+    let s_client = client("default-scheduler");
     let scheduler = Scheduler::new(
         s_client.clone(),
         clock.clone(),
@@ -109,7 +126,7 @@ pub fn start(
     }
     let kubelet = (sim.nodes > 0).then(|| {
         kubelet_sim::run::Kubelet::new(
-            client(api, "kubelet"),
+            client("kubelet"),
             clock.clone(),
             seed,
             node_names(sim.nodes),
