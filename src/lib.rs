@@ -68,6 +68,9 @@ pub struct Config {
     /// How long an Event lives after its last write (simulated time;
     /// kube-apiserver's `--event-ttl`).
     pub event_ttl: std::time::Duration,
+    /// The HTTP server's timeouts (wall clock, whatever `clock` runs at)
+    /// and in-flight caps; kube-apiserver's values by default.
+    pub limits: apiserver::http::Limits,
 }
 
 impl Config {
@@ -84,6 +87,7 @@ impl Config {
             clock: Clock::system(),
             history_max_events: store::Config::default().history_max_events,
             event_ttl: apiserver::event_ttl::DEFAULT_TTL,
+            limits: apiserver::http::Limits::default(),
             sim: Some(cluster::SimConfig::default()),
             seed: 0,
         }
@@ -202,13 +206,20 @@ impl Server {
         let shutdown = CancellationToken::new();
         let mut http = Vec::new();
         let mut addr = None;
+        // One state for every listener, so that they share the in-flight caps.
+        let mut shared_state = None;
         for wanted in &listen {
             let listener = tokio::net::TcpListener::bind(wanted)
                 .await
                 .map_err(io(format!("binding {wanted}")))?;
             let bound = reachable(listener.local_addr().map_err(io("reading the bound address"))?);
             let first = *addr.get_or_insert(bound);
-            let state = AppState::new(api.clone(), first.to_string(), shutdown.clone());
+            let state = shared_state
+                .get_or_insert_with(|| {
+                    AppState::new(api.clone(), first.to_string(), shutdown.clone())
+                        .with_limits(config.limits.clone())
+                })
+                .clone();
             http.push(match &pki {
                 None => tokio::spawn(apiserver::http::serve(listener, state)),
                 Some(pki) => {

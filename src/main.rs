@@ -64,6 +64,16 @@ struct UpArgs {
     /// (as kube-apiserver's flag: `1h`, `30m`, `90s`, `1h0m0s`).
     #[arg(long, default_value = "1h", value_parser = parse_duration)]
     event_ttl: std::time::Duration,
+    /// The most read-only requests (get, list) served at once; more get 429
+    /// with `Retry-After: 1`. Watches, logs and health checks are not
+    /// counted. 0 = no limit (as kube-apiserver's flag).
+    #[arg(long, default_value_t = apiserver::http::limits::DEFAULT_MAX_REQUESTS_INFLIGHT)]
+    max_requests_inflight: usize,
+    /// The most mutating requests (create, update, patch, delete) served at
+    /// once; more get 429 with `Retry-After: 1`. 0 = no limit (as
+    /// kube-apiserver's flag).
+    #[arg(long, default_value_t = apiserver::http::limits::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT)]
+    max_mutating_requests_inflight: usize,
 }
 
 fn parse_time_scale(s: &str) -> Result<f64, String> {
@@ -138,6 +148,11 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         clock: store::Clock::scaled(args.time_scale),
         history_max_events: store::Config::default().history_max_events,
         event_ttl: args.event_ttl,
+        limits: apiserver::http::Limits {
+            max_requests_inflight: args.max_requests_inflight,
+            max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+            ..Default::default()
+        },
         sim: Some(miniplane::cluster::SimConfig {
             nodes: args.nodes,
             ..Default::default()
@@ -167,8 +182,29 @@ async fn wait_for_signal() -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{Cli, Command, parse_duration};
+    use clap::Parser;
     use std::time::Duration;
+
+    #[test]
+    fn in_flight_caps_default_to_kube_apiservers() {
+        let caps = |argv: &[&str]| {
+            let Command::Up(args) = Cli::try_parse_from(argv).unwrap().command;
+            (args.max_requests_inflight, args.max_mutating_requests_inflight)
+        };
+        assert_eq!(caps(&["miniplane", "up"]), (400, 200));
+        assert_eq!(
+            caps(&[
+                "miniplane",
+                "up",
+                "--max-requests-inflight",
+                "10",
+                "--max-mutating-requests-inflight",
+                "0"
+            ]),
+            (10, 0)
+        );
+    }
 
     #[test]
     fn event_ttl_takes_kube_apiserver_durations() {

@@ -53,8 +53,7 @@ pub struct VerifiedClientCertificate;
 
 /// Paths served to anyone (upstream's `system:public-info-viewer`).
 fn is_public(path: &str) -> bool {
-    let under = |root: &str| path == root || path.starts_with(&format!("{root}/"));
-    under("/healthz") || under("/livez") || under("/readyz") || path == "/version" || path == "/version/"
+    super::limits::is_health(path) || path == "/version" || path == "/version/"
 }
 
 /// The `Authorization: Bearer <token>` of a request.

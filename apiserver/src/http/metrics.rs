@@ -146,11 +146,37 @@ impl Drop for WatchGuard {
 /// The request's verb and resource for the metric labels (upstream's
 /// `RequestInfo`, roughly): `get`/`list`/`watch`/`create`/...
 pub fn classify(method: &str, path: &str, query: &str) -> (String, String) {
+    let info = request_info(method, path, query);
+    (info.verb, info.resource)
+}
+
+/// What a request does, read from its method and URL alone (upstream's
+/// `RequestInfo`, roughly; the in-flight limit and the metrics use it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestInfo {
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`,
+    /// `deletecollection`, `other`; for a non-resource path (`/healthz`,
+    /// `/apis`) the method in lower case.
+    pub verb: String,
+    /// The resource (`pods`); empty for a non-resource path.
+    pub resource: String,
+    /// The subresource (`status`, `log`); empty for none.
+    pub subresource: String,
+}
+
+/// Reads a [`RequestInfo`] off the method, path and raw query.
+pub fn request_info(method: &str, path: &str, query: &str) -> RequestInfo {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let rest: &[&str] = match segs.as_slice() {
         ["api", _v, rest @ ..] => rest,
         ["apis", _g, _v, rest @ ..] => rest,
-        _ => return (method.to_ascii_lowercase(), String::new()),
+        _ => {
+            return RequestInfo {
+                verb: method.to_ascii_lowercase(),
+                resource: String::new(),
+                subresource: String::new(),
+            };
+        }
     };
     // The deprecated `/watch/` paths are watches, of a list or of one object.
     let (rest, watch_path) = match rest {
@@ -166,6 +192,7 @@ pub fn classify(method: &str, path: &str, query: &str) -> (String, String) {
         other => other.to_vec(),
     };
     let resource = rest.first().copied().unwrap_or("").to_string();
+    let subresource = rest.get(2).copied().unwrap_or("").to_string();
     let has_name = rest.len() > 1;
     let watch = query.split('&').any(|kv| kv == "watch=true" || kv == "watch=1");
     let verb = match (method, has_name) {
@@ -180,7 +207,11 @@ pub fn classify(method: &str, path: &str, query: &str) -> (String, String) {
         ("DELETE", true) => "delete",
         _ => "other",
     };
-    (verb.to_string(), resource)
+    RequestInfo {
+        verb: verb.to_string(),
+        resource,
+        subresource,
+    }
 }
 
 #[cfg(test)]
@@ -209,5 +240,17 @@ mod tests {
             classify("GET", "/apis/apps/v1/watch/deployments", ""),
             ("watch".into(), "deployments".into())
         );
+    }
+
+    #[test]
+    fn reads_subresources() {
+        let sub = |path: &str| request_info("GET", path, "").subresource;
+        assert_eq!(sub("/api/v1/namespaces/d/pods/web-1/log"), "log");
+        assert_eq!(sub("/apis/apps/v1/namespaces/d/deployments/web/scale"), "scale");
+        assert_eq!(sub("/api/v1/namespaces/d/status"), "status");
+        assert_eq!(sub("/api/v1/nodes/n1/status"), "status");
+        // A ConfigMap named `log` is no subresource.
+        assert_eq!(sub("/api/v1/namespaces/d/configmaps/log"), "");
+        assert_eq!(sub("/healthz"), "");
     }
 }

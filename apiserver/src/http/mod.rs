@@ -6,9 +6,16 @@
 //! kind added to the registry is served without a new route. Discovery
 //! answers with or without a trailing slash (`/api/`, `/apis/apps/`), as
 //! older clients ask; a path nothing serves is a 404 `Status`.
+//!
+//! Every request passes, outermost first: metrics → authentication (or,
+//! on plain HTTP, the loopback Host check) → the in-flight caps
+//! ([`limits`]) → the handler. Connections are served by `conn.rs`, with
+//! the timeouts of [`Limits`].
 
 pub mod auth;
+mod conn;
 mod discovery;
+pub mod limits;
 mod metadata;
 mod metrics;
 mod negotiate;
@@ -19,6 +26,7 @@ mod tables;
 pub mod tls;
 mod watch;
 
+pub use limits::Limits;
 pub use metrics::Metrics;
 
 use std::collections::HashMap;
@@ -33,6 +41,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::api::Api;
 use crate::openapi::OpenApi;
@@ -51,14 +60,21 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// `host:port` as clients reach it (legacy discovery reports it).
     pub address: String,
-    /// Checks credentials; `None` serves everyone (plain HTTP on loopback).
+    /// Checks credentials; `None` serves everyone (plain HTTP on loopback)
+    /// who addresses the server by a loopback name.
     pub authenticator: Option<auth::Authenticator>,
+    /// Timeouts and in-flight caps.
+    pub limits: Limits,
+    /// The in-flight slots for `limits`, shared by every clone of the state
+    /// (so by every listener of one server).
+    in_flight: limits::InFlight,
 }
 
 impl AppState {
     /// A state over `api`.
     pub fn new(api: Api, address: String, shutdown: CancellationToken) -> Self {
         let openapi = Arc::new(OpenApi::new(api.registry()));
+        let limits = Limits::default();
         AppState {
             api,
             metrics: Metrics::new(),
@@ -66,7 +82,16 @@ impl AppState {
             shutdown,
             address,
             authenticator: None,
+            in_flight: limits::InFlight::new(&limits),
+            limits,
         }
+    }
+
+    /// Serves with these timeouts and caps instead of upstream's defaults.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.in_flight = limits::InFlight::new(&limits);
+        self.limits = limits;
+        self
     }
 
     /// Requires credentials on every request but the public ones.
@@ -99,17 +124,32 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
         .fallback(resources)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limits::limit_in_flight,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .with_state(state)
 }
 
-/// Serves until `state.shutdown` is cancelled; open streams end then too.
+/// Serves plain HTTP on `listener` until `state.shutdown` is cancelled, then
+/// lets every connection finish its in-flight requests (open watches end on
+/// the same signal) before returning. Accept errors are retried, never
+/// returned (see `conn::accept`).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    let limits = state.limits.clone();
+    let app = router(state);
+    // Every connection task; `wait` below returns when all have ended.
+    let connections = TaskTracker::new();
+    while let Some(tcp) = conn::accept(&listener, &shutdown).await {
+        let task = conn::serve_connection(tcp, app.clone(), limits.clone(), false, shutdown.clone());
+        connections.spawn(task);
+    }
+    connections.close();
+    connections.wait().await;
+    Ok(())
 }
 
 async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
@@ -263,10 +303,9 @@ async fn resources(
         Err(e) => return e.into_response(),
     };
     let query = parse_query(uri.query().unwrap_or(""));
-    let bytes = match axum::body::to_bytes(body, negotiate::MAX_BODY + 1).await {
-        Ok(b) if b.len() > negotiate::MAX_BODY => return negotiate::too_large().into_response(),
+    let bytes = match limits::read_body(&headers, body, state.limits.body_read_timeout).await {
         Ok(b) => b,
-        Err(_) => return negotiate::too_large().into_response(),
+        Err(resp) => return resp,
     };
     resource::serve(&state, &method, route, &query, &headers, &bytes).await
 }

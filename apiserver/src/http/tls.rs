@@ -5,26 +5,22 @@
 //! fails the handshake; none at all leaves the bearer token to decide).
 //!
 //! Flow: accept TCP → TLS handshake (bounded by [`HANDSHAKE_TIMEOUT`]) →
-//! mark the connection's requests with [`VerifiedClientCertificate`] when
-//! the peer presented one → serve HTTP on it until the peer closes or
+//! mark the connection's requests with `VerifiedClientCertificate` when
+//! the peer presented one → serve HTTP on it (`conn.rs`, with the same
+//! timeouts as plain HTTP) until the peer closes, a timeout closes it, or
 //! shutdown asks it to finish its in-flight requests.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use rustls::RootCertStore;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::task::TaskTracker;
-use tower::ServiceExt;
 
-use super::AppState;
-use super::auth::VerifiedClientCertificate;
+use super::{AppState, conn};
 
 /// A peer that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -90,68 +86,32 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, TlsE
 
 /// Serves HTTPS on `listener` until `state.shutdown` is cancelled, then
 /// lets every connection finish its in-flight requests (open watches end
-/// on the same signal) before returning.
+/// on the same signal) before returning. Accept errors are retried, never
+/// returned (see `conn::accept`).
 pub async fn serve_tls(
     listener: tokio::net::TcpListener,
     state: AppState,
     config: Arc<rustls::ServerConfig>,
 ) -> std::io::Result<()> {
     let shutdown = state.shutdown.clone();
+    let limits = state.limits.clone();
     let app = super::router(state);
     let acceptor = TlsAcceptor::from(config);
     // Every connection task; `wait` below returns when all have ended.
     let connections = TaskTracker::new();
-    loop {
-        let (tcp, _peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(e) => {
-                    // Out of file descriptors and the like: keep serving the
-                    // connections there are.
-                    tracing::warn!(error = %e, "accept failed");
-                    continue;
-                }
-            },
-            () = shutdown.cancelled() => break,
-        };
-        let (acceptor, app, shutdown) = (acceptor.clone(), app.clone(), shutdown.clone());
+    while let Some(tcp) = conn::accept(&listener, &shutdown).await {
+        let (acceptor, app, limits, shutdown) =
+            (acceptor.clone(), app.clone(), limits.clone(), shutdown.clone());
         connections.spawn(async move {
+            // Wall clock, as every connection timeout (see `conn`).
             let Ok(Ok(tls)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await else {
                 return;
             };
             let verified = tls.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty());
-            serve_connection(tls, app, verified, shutdown).await;
+            conn::serve_connection(tls, app, limits, verified, shutdown).await;
         });
     }
     connections.close();
     connections.wait().await;
     Ok(())
-}
-
-/// HTTP/1.1 or HTTP/2 (as ALPN chose) on one TLS connection.
-async fn serve_connection(
-    tls: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
-    app: Router,
-    verified: bool,
-    shutdown: tokio_util::sync::CancellationToken,
-) {
-    let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
-        if verified {
-            req.extensions_mut().insert(VerifiedClientCertificate);
-        }
-        app.clone().oneshot(req.map(axum::body::Body::new))
-    });
-    let builder = auto::Builder::new(TokioExecutor::new());
-    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
-    tokio::pin!(conn);
-    let result = tokio::select! {
-        r = conn.as_mut() => r,
-        () = shutdown.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            conn.await
-        }
-    };
-    if let Err(e) = result {
-        tracing::debug!(error = %e, "connection ended with an error");
-    }
 }
