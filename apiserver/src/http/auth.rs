@@ -11,8 +11,17 @@
 //! do everything, as `system:masters` may), so the certificate's subject
 //! and the token's user are not read; a certificate counts once the TLS
 //! handshake has verified it against the CA. Without TLS
-//! (`--insecure-http`, loopback only) nothing is checked, as on upstream's
-//! old insecure port.
+//! (`--insecure-http`, loopback only) no credentials are checked, as on
+//! upstream's old insecure port.
+//!
+//! DNS rebinding: a web page from `evil.example.com` can point that name at
+//! 127.0.0.1 and have the browser send requests to the plain-HTTP port,
+//! which asks for no credentials. So without an authenticator only requests
+//! addressed to a loopback name are served — `localhost`, `127.x.y.z` or
+//! `[::1]`, with any port, in the `Host` header or (HTTP/2 `:authority`,
+//! absolute-form HTTP/1.1) in the request URI; any other name gets 403.
+//! A request naming no host at all (HTTP/1.0 without `Host`) is served: a
+//! browser always names the host, so it cannot be a rebinding attack.
 
 use std::sync::Arc;
 
@@ -56,6 +65,56 @@ fn is_public(path: &str) -> bool {
     super::limits::is_health(path) || path == "/version" || path == "/version/"
 }
 
+/// Whether `authority` (a `Host` value or a URI authority: a host and an
+/// optional `:port`) names this machine's loopback interface: `localhost`,
+/// an IPv4 address in 127.0.0.0/8, or `[::1]`.
+fn is_loopback_host(authority: &str) -> bool {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((ip, port)) => (ip, port),
+            None => return false,
+        },
+        None => authority.split_at(authority.find(':').unwrap_or(authority.len())),
+    };
+    let port_ok = port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let loopback = if authority.starts_with('[') {
+        host.parse::<std::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+    } else {
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    };
+    port_ok && loopback
+}
+
+/// The first host the request is addressed to that is not a loopback
+/// name, looking at the URI's authority and every `Host` header.
+fn foreign_host(req: &Request) -> Option<String> {
+    let from_uri = req.uri().authority().map(|a| a.as_str().to_string());
+    let from_headers = req
+        .headers()
+        .get_all(header::HOST)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    from_uri
+        .into_iter()
+        .chain(from_headers)
+        .find(|h| !is_loopback_host(h))
+}
+
+/// 403 for a request to plain HTTP that names another host.
+fn foreign_host_forbidden(host: &str, address: &str) -> Response {
+    let message = format!(
+        "host {host:?} is not allowed: plain HTTP (--insecure-http) has no authentication, so it only answers requests addressed to a loopback name (localhost, 127.0.0.1, [::1]) to guard against DNS rebinding; use http://{address}, or serve HTTPS (miniplane up without --insecure-http) to be reached under other names"
+    );
+    ApiError::new(Reason::Forbidden, message).into_response()
+}
+
 /// The `Authorization: Bearer <token>` of a request.
 fn bearer_token(req: &Request) -> Option<&str> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -64,10 +123,14 @@ fn bearer_token(req: &Request) -> Option<&str> {
 }
 
 /// Middleware: lets the request through when it is authenticated (or
-/// public, or the server has no authenticator); 401 otherwise.
+/// public), 401 otherwise; without an authenticator, when it is addressed
+/// to a loopback name, 403 otherwise.
 pub(super) async fn authenticate(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(auth) = &state.authenticator else {
-        return next.run(req).await;
+        return match foreign_host(&req) {
+            None => next.run(req).await,
+            Some(host) => foreign_host_forbidden(&host, &state.address),
+        };
     };
     let allowed = is_public(req.uri().path())
         || req.extensions().get::<VerifiedClientCertificate>().is_some()
@@ -110,6 +173,71 @@ mod tests {
         ] {
             assert!(!is_public(path), "{path}");
         }
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for host in [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1",
+            "127.0.0.1:6443",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:8080",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example.com",
+            "evil.example.com:8080",
+            "localhost.evil.example.com",
+            "127.0.0.1.nip.io",
+            "10.0.0.1:8080",
+            "0.0.0.0",
+            "[::]:8080",
+            "[::ffff:127.0.0.1]",
+            "127.1",
+            "",
+            "localhost:port",
+            "localhost:",
+            "[127.0.0.1]",
+            "::1",
+            "[::1",
+            "user@localhost",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn every_named_host_must_be_loopback() {
+        let req = |uri: &str, hosts: &[&str]| {
+            let mut b = Request::builder().uri(uri);
+            for h in hosts {
+                b = b.header(header::HOST, *h);
+            }
+            b.body(axum::body::Body::empty()).unwrap()
+        };
+        assert_eq!(foreign_host(&req("/api", &["localhost:8080"])), None);
+        assert_eq!(foreign_host(&req("/api", &[])), None, "no Host at all");
+        assert_eq!(
+            foreign_host(&req("/api", &["evil.example.com"])).as_deref(),
+            Some("evil.example.com")
+        );
+        // HTTP/2's :authority (and an absolute-form target) is the URI's authority.
+        assert_eq!(
+            foreign_host(&req("http://evil.example.com:8080/api", &[])).as_deref(),
+            Some("evil.example.com:8080")
+        );
+        assert_eq!(
+            foreign_host(&req("http://127.0.0.1:8080/api", &["evil.example.com"])).as_deref(),
+            Some("evil.example.com")
+        );
+        assert_eq!(
+            foreign_host(&req("/api", &["localhost", "evil.example.com"])).as_deref(),
+            Some("evil.example.com")
+        );
     }
 
     #[test]
