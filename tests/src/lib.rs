@@ -275,7 +275,8 @@ async fn send(
     parse_response(&raw)
 }
 
-fn parse_response(raw: &[u8]) -> HttpResponse {
+/// Parses one raw HTTP/1.1 response: status line, headers, body (de-chunked).
+pub fn parse_response(raw: &[u8]) -> HttpResponse {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.split("\r\n");
