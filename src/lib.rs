@@ -14,6 +14,7 @@
 
 pub mod cluster;
 mod kubeconfig;
+pub mod lock;
 pub mod pki;
 
 use std::net::SocketAddr;
@@ -103,10 +104,10 @@ pub enum UpError {
     )]
     NotLoopback(SocketAddr),
     /// The certificates could not be made or read.
-    #[error("{0}")]
+    #[error(transparent)]
     Pki(#[from] pki::PkiError),
     /// The certificates could not be used.
-    #[error("{0}")]
+    #[error(transparent)]
     Tls(#[from] apiserver::http::tls::TlsError),
     /// Binding or file I/O failed.
     #[error("{context}: {source}")]
@@ -117,6 +118,9 @@ pub enum UpError {
         #[source]
         source: std::io::Error,
     },
+    /// Another miniplane uses the data dir.
+    #[error(transparent)]
+    Lock(#[from] lock::LockError),
     /// The store failed to open or close.
     #[error("store: {0}")]
     Store(#[from] store::Error),
@@ -155,6 +159,8 @@ pub struct Server {
     http: Vec<tokio::task::JoinHandle<std::io::Result<()>>>,
     /// Informers, controllers, scheduler and kubelet; joined by [`Server::stop`].
     components: Vec<tokio::task::JoinHandle<()>>,
+    /// This server's hold on its data dir; released when it is dropped.
+    _lock: lock::DataDirLock,
     /// Keeps a temporary data dir alive as long as the server.
     _temp: Option<tempfile::TempDir>,
 }
@@ -180,6 +186,7 @@ impl Server {
             }
         };
         std::fs::create_dir_all(&data_dir).map_err(io(format!("creating {}", data_dir.display())))?;
+        let lock = lock::DataDirLock::acquire(&data_dir)?;
         let pki = match config.insecure_http {
             true => None,
             false => {
@@ -264,6 +271,7 @@ impl Server {
             shutdown,
             http,
             components,
+            _lock: lock,
             _temp: temp,
         })
     }

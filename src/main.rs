@@ -102,11 +102,20 @@ fn default_data_dir() -> PathBuf {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let Command::Up(args) = cli.command;
     init_logging(args.trace.is_some());
-    up(args).await
+    // A refusal is one line a person can act on: the error and its causes,
+    // never a backtrace (which `RUST_BACKTRACE=1` would add to an error
+    // returned from `main`).
+    match up(args).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 /// Logs to stderr; `RUST_LOG` overrides the default level, and the trace adds

@@ -298,3 +298,36 @@ async fn kill_9_mid_rollout_completes_after_restart() {
         .await
         .expect("the whole test finishes within 240 s");
 }
+
+/// A second `up` on a data dir in use is refused at once, in one line that
+/// names the holder, with no backtrace even when one is asked for; after a
+/// kill -9 of the holder the dir is free again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_in_use_is_refused_in_one_line() {
+    let data = tempfile::tempdir().unwrap();
+    let (mut first, _kubeconfig) = spawn_up(data.path()).await;
+    let second = tokio::process::Command::new(miniplane_binary())
+        .args(["up", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data.path())
+        .env("RUST_BACKTRACE", "1")
+        .output();
+    let second = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .expect("the second up exits at once")
+        .unwrap();
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| !l.contains(" INFO ")).collect();
+    let pid = first.id().unwrap();
+    assert_eq!(
+        errors,
+        [format!(
+            "error: starting miniplane: the data dir {} is in use by another miniplane (pid {pid}); stop that one, or pass another --data-dir",
+            data.path().display()
+        )],
+        "{stderr}"
+    );
+    first.kill().await.unwrap();
+    let (mut again, _) = spawn_up(data.path()).await;
+    again.kill().await.unwrap();
+}
