@@ -991,7 +991,61 @@ struct Tally {
     resent: u64,
 }
 
-/// Sends `count` generated requests from one worker.
+/// A request's status and the start of its body, or why it got no full response.
+type Outcome = Result<(u16, String), Failure>;
+
+impl Tally {
+    /// Counts one request; `what` names it in a failure message.
+    fn record(&mut self, what: impl FnOnce() -> String, outcome: Outcome) {
+        match outcome {
+            Ok((status, body)) => {
+                self.sent += 1;
+                *self.by_class.entry(status / 100 * 100).or_default() += 1;
+                if status >= 500 {
+                    self.five_xx_count += 1;
+                    if self.five_xx.len() < 30 {
+                        self.five_xx.push(format!("{}\n  → {status} {body}", what()));
+                    }
+                }
+            }
+            Err(Failure::Invalid(_)) => self.not_sent += 1,
+            Err(e) => {
+                self.sent += 1;
+                self.dropped_count += 1;
+                if matches!(e, Failure::Timeout) {
+                    self.hung += 1;
+                }
+                if self.dropped.len() < 30 {
+                    self.dropped.push(format!("{}\n  → {e}", what()));
+                }
+            }
+        }
+    }
+}
+
+/// A watch or followed log on a connection of its own: the head must
+/// arrive; the stream is read for 200 ms (it must not break off), then
+/// the connection is dropped.
+async fn streamed(endpoint: crate::harness::Endpoint, req: Request) -> Outcome {
+    let mut http = Http::new(&endpoint);
+    http.timeout = Duration::from_secs(15);
+    let (status, mut body) = http.stream(&req).await?;
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            frame
+                .map_err(|e| Failure::Dropped(format!("status {status}, then the stream broke off: {e}")))?;
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(Duration::from_millis(200), read).await {
+        Ok(Err(e)) => Err(e),
+        _ => Ok((status, String::new())),
+    }
+}
+
+/// Sends `count` generated requests from one worker: one kept-alive
+/// connection for ordinary requests, up to 8 streaming ones at a time in
+/// tasks of their own (so that their 200 ms do not hold the worker up).
 async fn worker(
     world: Arc<World>,
     endpoint: crate::harness::Endpoint,
@@ -1004,83 +1058,49 @@ async fn worker(
     let mut http = Http::new(&endpoint);
     http.timeout = Duration::from_secs(15);
     let mut t = Tally::default();
+    let mut streams = tokio::task::JoinSet::new();
+    let name = |n: u64, req: &Request| format!("seed {seed} worker {id} request #{n}:\n  {}", req.show());
     for n in 0..count {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let g = generate(&mut rng, &world);
-        let label = || format!("seed {seed} worker {id} request #{n}:\n  {}", g.req.show());
-        let outcome = if g.streaming {
-            match http.stream(&g.req).await {
-                Ok((status, mut body)) => {
-                    // The head arrived; read a little of the stream, then hang up.
-                    let read = async {
-                        while let Some(frame) = body.frame().await {
-                            frame.map_err(|e| {
-                                Failure::Dropped(format!("status {status}, then the stream broke off: {e}"))
-                            })?;
-                        }
-                        Ok(())
-                    };
-                    match tokio::time::timeout(Duration::from_millis(200), read).await {
-                        Ok(Err(e)) => Err(e),
-                        _ => Ok(status),
-                    }
+        let big = g.req.body.len() > 1 << 20;
+        if g.streaming && !big {
+            while streams.len() >= 8 {
+                if let Some(Ok((n, req, outcome))) = streams.join_next().await {
+                    t.record(|| name(n, &req), outcome);
                 }
-                Err(e) => Err(e),
             }
-        } else if g.req.body.len() > 1 << 20 {
-            http.send_closing(&g.req).await.map(|r| {
-                if r.status >= 500 && t.five_xx.len() < 30 {
-                    t.five_xx
-                        .push(format!("{}\n  → {} {}", label(), r.status, r.text()));
-                }
-                r.status
-            })
+            let endpoint = endpoint.clone();
+            streams.spawn(async move {
+                let outcome = streamed(endpoint, g.req.clone()).await;
+                (n, g.req, outcome)
+            });
+            continue;
+        }
+        // A body over 1 MiB may be refused (413) before the server reads it all.
+        let reply = if big {
+            http.send_closing(&g.req).await
         } else {
-            http.send(&g.req).await.map(|r| {
-                if let Some(rv) = r.resource_version() {
-                    world.rv.fetch_max(rv, Ordering::Relaxed);
-                }
-                if r.status >= 500 && t.five_xx.len() < 30 {
-                    t.five_xx
-                        .push(format!("{}\n  → {} {}", label(), r.status, r.text()));
-                }
-                r.status
-            })
+            http.send(&g.req).await
         };
-        match outcome {
-            Ok(status) => {
-                t.sent += 1;
-                *t.by_class.entry(status / 100 * 100).or_default() += 1;
-                if status >= 500 {
-                    t.five_xx_count += 1;
-                    if g.streaming && t.five_xx.len() < 30 {
-                        t.five_xx.push(format!("{}\n  → {status} (streaming)", label()));
-                    }
-                }
+        let outcome = reply.map(|r| {
+            if let Some(rv) = r.resource_version() {
+                world.rv.fetch_max(rv, Ordering::Relaxed);
             }
-            Err(Failure::Invalid(_)) => t.not_sent += 1,
-            Err(Failure::Timeout) => {
-                t.sent += 1;
-                t.hung += 1;
-                t.dropped_count += 1;
-                if t.dropped.len() < 30 {
-                    t.dropped
-                        .push(format!("{}\n  → no full response within 15 s", label()));
-                }
-            }
-            Err(e) => {
-                t.sent += 1;
-                t.dropped_count += 1;
-                if t.dropped.len() < 30 {
-                    t.dropped.push(format!("{}\n  → {e}", label()));
-                }
-                if matches!(e, Failure::Connect(_)) {
-                    // The server may be gone; the run checks and stops.
-                    sleep(Duration::from_millis(100)).await;
-                }
-            }
+            (r.status, r.text())
+        });
+        let down = matches!(outcome, Err(Failure::Connect(_)));
+        t.record(|| name(n, &g.req), outcome);
+        if down {
+            // The server may be gone; the run checks and stops.
+            sleep(Duration::from_millis(100)).await;
+        }
+    }
+    while let Some(joined) = streams.join_next().await {
+        if let Ok((n, req, outcome)) = joined {
+            t.record(|| name(n, &req), outcome);
         }
     }
     t.resent = http.resent;
