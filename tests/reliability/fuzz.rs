@@ -1080,10 +1080,13 @@ async fn worker(
             continue;
         }
         // A body over 1 MiB may be refused (413) before the server reads it all.
-        let reply = if big {
-            http.send_closing(&g.req).await
-        } else {
-            http.send(&g.req).await
+        let reply = match big {
+            true => http.send_closing(&g.req).await,
+            false => match http.send(&g.req).await {
+                // hyper will not build it (a URI over its 64 KiB limit): sent as raw bytes.
+                Err(Failure::Invalid(_)) => http.send_closing(&g.req).await,
+                other => other,
+            },
         };
         let outcome = reply.map(|r| {
             if let Some(rv) = r.resource_version() {
