@@ -280,3 +280,22 @@ async fn the_system_namespaces_cannot_be_deleted() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_grace_period_beyond_any_date_is_kept_without_overflow() {
+    // Found by the reliability suite's fuzzer: i64::MAX seconds dropped the connection.
+    let api = api().await;
+    let pods = api.resource("", "v1", "pods").unwrap();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}});
+    api.create(&pods, Some("default"), pod, &opts()).await.unwrap();
+    let opts = DeleteOptions {
+        grace_period: Some(i64::MAX),
+        ..Default::default()
+    };
+    api.delete(&pods, Some("default"), "p", &opts).await.unwrap();
+    let live = api.get(&pods, Some("default"), "p").unwrap();
+    assert_eq!(live["metadata"]["deletionGracePeriodSeconds"], i64::MAX);
+    let at = live["metadata"]["deletionTimestamp"].as_str().unwrap();
+    assert!(at > "2999-01-01", "{at}");
+}

@@ -177,7 +177,11 @@ impl Api {
             return Plan::Nothing;
         }
         let now = self.inner.clock.now();
-        let at = now + std::time::Duration::from_secs(grace.max(0) as u64);
+        // The period is kept as asked; the deletion time saturates far in
+        // the future rather than overflow (i64::MAX seconds is beyond any
+        // date RFC 3339 can write).
+        let in_range = (grace.max(0) as u64).min(MAX_DELETION_DELAY_SECS);
+        let at = now + std::time::Duration::from_secs(in_range);
         let meta = obj::meta_mut(&mut new);
         meta.insert("deletionTimestamp".into(), json!(super::format_time(at)));
         meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
@@ -273,6 +277,9 @@ enum Plan {
     /// Already deleting, and this request changes nothing.
     Nothing,
 }
+
+/// The furthest a deletionTimestamp is set in the future: about 1,000 years.
+const MAX_DELETION_DELAY_SECS: u64 = 1000 * 365 * 24 * 3600;
 
 /// The namespaces a cluster cannot work without (upstream's NamespaceLifecycle
 /// admission plugin, `plugin/pkg/admission/namespace/lifecycle`): deleting
