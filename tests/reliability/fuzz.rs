@@ -20,8 +20,12 @@
 //! (`fuzz-a`, `fuzz-b`, `fuzz-c`), and writes to namespaces only there, so
 //! that the system namespaces and the objects in them stay usable; a
 //! collection delete of a cluster-scoped resource carries a label selector
-//! that only the fuzzer's own objects match. JSON patches carry at most
-//! one `copy`, from a scalar field, so that no patch can double an object.
+//! that only the fuzzer's own objects match. Random JSON patches carry at
+//! most one `copy`, from a scalar field. What the server must refuse is
+//! probed on purpose at the end ([`invalid_writes`]): wrong types, a bad
+//! name, deleting each system namespace (403), and a patch of 30 copies
+//! that would double an object 30 times (refused before it grows: the
+//! peak RSS check would catch it).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -1111,11 +1115,19 @@ async fn worker(
 }
 
 /// Writes that are invalid for certain (a field of the wrong type, a name
-/// that is no DNS label): each must be refused with a 4xx.
+/// that is no DNS label, deleting a system namespace, a JSON patch whose
+/// copies double an object 30 times): each must be refused with a 4xx.
 fn invalid_writes() -> Vec<Request> {
     let cms = "/api/v1/namespaces/fuzz-a/configmaps";
     let cm = |data: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "typed"}, "data": data});
-    vec![
+    let storm: Vec<Value> = (0..30)
+        .map(|i| json!({"op": "copy", "from": "/metadata", "path": format!("/metadata/labels/c{i}")}))
+        .collect();
+    let storm = serde_json::to_vec(&storm).expect("a JSON value serializes");
+    let system = ["default", "kube-system", "kube-public"]
+        .map(|ns| Request::new("DELETE", format!("/api/v1/namespaces/{ns}")));
+    system.into_iter().chain([
+        Request::new("PATCH", "/api/v1/namespaces/fuzz-a").body("application/json-patch+json", storm),
         Request::new("POST", cms).json(&cm(json!({"a": 5}))),
         Request::new("POST", cms).json(&cm(json!(["a"]))),
         Request::new("POST", cms).json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}})),
@@ -1125,7 +1137,8 @@ fn invalid_writes() -> Vec<Request> {
                 "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})),
         Request::new("POST", "/api/v1/namespaces/fuzz-a/pods").json(&json!({
             "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "typed"}, "spec": {"containers": {"name": "c"}}})),
-    ]
+    ])
+    .collect()
 }
 
 /// Fuzzes a fresh server with the suite's seed.
