@@ -48,9 +48,8 @@ pub fn int64(query: &Query, key: &str) -> ApiResult<Option<i64>> {
     })
 }
 
-/// A non-negative count: an integer parameter where upstream treats zero
-/// and below as unset (`limit`, `tailLines` below zero are refused by
-/// their own validation; `limit` is not).
+/// An integer parameter where upstream treats zero and below as unset
+/// (`limit`, `timeoutSeconds`).
 pub fn positive(query: &Query, key: &str) -> ApiResult<Option<u64>> {
     Ok(int64(query, key)?
         .and_then(|n| u64::try_from(n).ok())
