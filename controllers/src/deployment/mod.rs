@@ -16,7 +16,7 @@
 //! | [`plan`] | `deployment_controller.go`: `syncDeployment`; `sync.go`: `getNewReplicaSet` and friends |
 //!
 //! A sync is: read the Deployment, the ReplicaSets it controls and their pods from the cache, call
-//! [`plan::plan_rollout`], then apply the returned [`plan::Action`]s in order, stopping at the first
+//! [`plan::plan_rollout`], then apply the returned [`plan::Step`]s in order, stopping at the first
 //! failure.
 
 pub mod controller;

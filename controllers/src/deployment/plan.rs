@@ -1,4 +1,4 @@
-//! One Deployment sync, as a list of actions.
+//! One Deployment sync, as a list of steps.
 //!
 //! Upstream: `pkg/controller/deployment/deployment_controller.go` (`syncDeployment`, after ReplicaSet
 //! adoption) and `sync.go` (`getAllReplicaSetsAndSyncRevision`, `getNewReplicaSet`, `sync`,
@@ -6,16 +6,16 @@
 //! [`super::scale`] and [`super::status`].
 //!
 //! [`plan_rollout`] reads the Deployment, the ReplicaSets it owns and their pods, and returns the
-//! [`Action`]s upstream would perform, in the same order. The caller (`sync.rs`) applies them one by
+//! [`Step`]s upstream would perform, in the same order. The caller (`sync.rs`) applies them one by
 //! one and **stops at the first failure** (returning a retryable error), exactly where upstream's sync
 //! would have returned early.
 //!
 //! Simplified / different from upstream:
 //! * The several status writes upstream may do in one sync (paused condition, revision/`FoundNewReplicaSet`,
-//!   final status) are folded into one [`Action::UpdateStatus`] at the end, issued when the result
+//!   final status) are folded into one [`Step::UpdateStatus`] at the end, issued when the result
 //!   differs from the stored status.
 //! * Hash collisions need the API's answer, so they are resolved by [`on_create_conflict`] when
-//!   [`Action::CreateNewReplicaSet`] fails with AlreadyExists; other create errors by
+//!   [`Step::CreateNewReplicaSet`] fails with AlreadyExists; other create errors by
 //!   [`on_create_failure`].
 //! * The legacy `deprecated.deployment.rollback.to` rollback (extensions/v1beta1 only; modern
 //!   `kubectl rollout undo` edits the template instead) is not implemented; such a Deployment is rolled
@@ -33,6 +33,8 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+
+use crate::runtime::EventType;
 
 use super::recreate::{
     old_pods_running, scale_down_old_replica_sets_for_recreate, scale_up_new_replica_set_for_recreate,
@@ -53,18 +55,9 @@ use super::util::{
     set_new_replica_set_annotations, set_replicas_annotations, spec_replicas,
 };
 
-/// Event severity, as in `core/v1` Event `type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventType {
-    /// `Normal`.
-    Normal,
-    /// `Warning`.
-    Warning,
-}
-
 /// One step of a sync. Apply in order; stop at the first failure.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub enum Step {
     /// POST this ReplicaSet (name, namespace, controller owner reference, labels, selector, template
     /// with the `pod-template-hash` label, replicas and annotations all filled in). On AlreadyExists see
     /// [`on_create_conflict`]; on other errors [`on_create_failure`].
@@ -113,11 +106,11 @@ pub enum Action {
     RequeueAfter(Duration),
 }
 
-/// The actions for one sync.
+/// The steps for one sync.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
     /// In application order.
-    pub actions: Vec<Action>,
+    pub steps: Vec<Step>,
 }
 
 /// Why no plan could be made (upstream: the sync returns an error and is retried).
@@ -163,9 +156,7 @@ pub fn plan_rollout(
     }
     let mut planner = Planner::new(d, rs_list, pods, now);
     planner.run()?;
-    Ok(Plan {
-        actions: planner.actions,
-    })
+    Ok(Plan { steps: planner.steps })
 }
 
 fn selects_everything(d: &Deployment) -> bool {
@@ -176,7 +167,7 @@ fn selects_everything(d: &Deployment) -> bool {
 }
 
 fn selecting_all(d: &Deployment) -> Plan {
-    let mut actions = vec![Action::Event {
+    let mut steps = vec![Step::Event {
         type_: EventType::Warning,
         reason: "SelectingAll".to_string(),
         message: "This deployment is selecting all pods. A non-empty selector is required.".to_string(),
@@ -185,12 +176,12 @@ fn selecting_all(d: &Deployment) -> Plan {
     let generation = d.metadata.generation.unwrap_or(0);
     if status.observed_generation.unwrap_or(0) < generation {
         status.observed_generation = Some(generation);
-        actions.push(Action::UpdateStatus(normalize_status(&status)));
+        steps.push(Step::UpdateStatus(normalize_status(&status)));
     }
-    Plan { actions }
+    Plan { steps }
 }
 
-/// What to do when [`Action::CreateNewReplicaSet`] failed because the name is taken.
+/// What to do when [`Step::CreateNewReplicaSet`] failed because the name is taken.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CreateConflict {
     /// The existing ReplicaSet is this Deployment's and has its template: it is the new ReplicaSet.
@@ -230,9 +221,9 @@ pub fn on_create_failure(
     rs_name: &str,
     error: &str,
     now: Timestamp,
-) -> (Action, Option<DeploymentStatus>) {
+) -> (Step, Option<DeploymentStatus>) {
     let msg = format!("Failed to create new replica set {rs_name:?}: {error}");
-    let event = Action::Event {
+    let event = Step::Event {
         type_: EventType::Warning,
         reason: FAILED_RS_CREATE_REASON.to_string(),
         message: msg.clone(),
@@ -264,7 +255,7 @@ struct Planner<'a> {
     /// Working copy of the new ReplicaSet.
     new_rs: Option<ReplicaSet>,
     resolved: bool,
-    actions: Vec<Action>,
+    steps: Vec<Step>,
 }
 
 impl<'a> Planner<'a> {
@@ -280,7 +271,7 @@ impl<'a> Planner<'a> {
             observed_new: None,
             new_rs: None,
             resolved: false,
-            actions: Vec::new(),
+            steps: Vec::new(),
         }
     }
 
@@ -350,7 +341,7 @@ impl<'a> Planner<'a> {
         let spec = rs.spec.get_or_insert_with(Default::default);
         if annotations_updated || spec.min_ready_seconds.unwrap_or(0) != wanted_min_ready.unwrap_or(0) {
             spec.min_ready_seconds = wanted_min_ready;
-            self.actions.push(Action::UpdateReplicaSet {
+            self.steps.push(Step::UpdateReplicaSet {
                 name: name_of(&rs.metadata).to_string(),
                 annotations: rs.metadata.annotations.clone().unwrap_or_default(),
                 min_ready_seconds: wanted_min_ready,
@@ -372,7 +363,7 @@ impl<'a> Planner<'a> {
     fn set_revision(&mut self, revision: &str) {
         let annotations = self.d.metadata.annotations.get_or_insert_with(BTreeMap::new);
         if set_deployment_revision(annotations, revision) {
-            self.actions.push(Action::SetDeploymentRevision {
+            self.steps.push(Step::SetDeploymentRevision {
                 revision: revision.to_string(),
             });
         }
@@ -406,8 +397,7 @@ impl<'a> Planner<'a> {
             MAX_REV_HISTORY_LENGTH_IN_CHARS,
         );
         let name = name_of(&rs.metadata).to_string();
-        self.actions
-            .push(Action::CreateNewReplicaSet(Box::new(rs.clone())));
+        self.steps.push(Step::CreateNewReplicaSet(Box::new(rs.clone())));
         if replicas > 0 {
             self.scaling_event(format!("Scaled up replica set {name} from 0 to {replicas}"));
         }
@@ -531,7 +521,7 @@ impl<'a> Planner<'a> {
 
     fn cleanup(&mut self) {
         for name in cleanup_deployment(&self.d, &self.observed_old) {
-            self.actions.push(Action::DeleteReplicaSet { name });
+            self.steps.push(Step::DeleteReplicaSet { name });
         }
     }
 
@@ -547,12 +537,12 @@ impl<'a> Planner<'a> {
                 continue;
             }
             set_replicas_annotations(rs, desired, max);
-            let action = Action::ScaleReplicaSet {
+            let action = Step::ScaleReplicaSet {
                 name: change.name.clone(),
                 replicas: rs_replicas(rs),
                 annotations: rs.metadata.annotations.clone().unwrap_or_default(),
             };
-            self.actions.push(action);
+            self.steps.push(action);
             if change.from != change.to {
                 let direction = if change.to > change.from { "up" } else { "down" };
                 let (name, from, to) = (&change.name, change.from, change.to);
@@ -570,7 +560,7 @@ impl<'a> Planner<'a> {
 
     fn scaling_event(&mut self, message: String) {
         let reason = "ScalingReplicaSet".to_string();
-        self.actions.push(Action::Event {
+        self.steps.push(Step::Event {
             type_: EventType::Normal,
             reason,
             message,
@@ -608,10 +598,10 @@ impl<'a> Planner<'a> {
 
     fn finish(&mut self, status: DeploymentStatus, requeue_after: Option<Duration>) {
         if status_changed(&deployment_status(self.original), &status) {
-            self.actions.push(Action::UpdateStatus(normalize_status(&status)));
+            self.steps.push(Step::UpdateStatus(normalize_status(&status)));
         }
         if let Some(after) = requeue_after {
-            self.actions.push(Action::RequeueAfter(after));
+            self.steps.push(Step::RequeueAfter(after));
         }
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Simplified / different from upstream: the functions here never call the API. They change the
 //! `spec.replicas` of the working copies they are given and return a [`ScaleChange`] per ReplicaSet whose
-//! size they changed; [`super::plan`] turns those into actions (and the `ScalingReplicaSet` events). The
+//! size they changed; [`super::plan`] turns those into steps (and the `ScalingReplicaSet` events). The
 //! order of changes is the order upstream would issue the updates in. Because nothing can fail halfway,
 //! there is no error path for a failed update.
 

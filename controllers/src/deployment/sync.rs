@@ -11,7 +11,7 @@
 //!   rs_list  ← claim the namespace's ReplicaSets (adopt matching orphans, release non-matching)
 //!   pods     ← pods controlled by those ReplicaSets (all phases)
 //!   plan     ← plan_rollout(d, rs_list, pods, clock.now())      pure, see plan.rs
-//!   for action in plan: apply it through the API; the first failure ends the sync (retried)
+//!   for step in plan: apply it through the API; the first failure ends the sync (retried)
 //!   → RequeueAfter(progress deadline check) or Done
 //! ```
 //!
@@ -112,11 +112,7 @@ impl DeploymentSync {
             .collect()
     }
 
-    fn event(&self, d: &Deployment, type_: plan::EventType, reason: &str, message: &str) {
-        let type_ = match type_ {
-            plan::EventType::Normal => EventType::Normal,
-            plan::EventType::Warning => EventType::Warning,
-        };
+    fn event(&self, d: &Deployment, type_: EventType, reason: &str, message: &str) {
         self.recorder.record(&ObjectRef::of(d), type_, reason, message);
     }
 
@@ -254,7 +250,7 @@ fn name_of(meta: &ObjectMeta) -> &str {
 
 // --- applying a plan ---------------------------------------------------------------------------------
 
-/// Applies one plan's actions in order, keeping the newest copy of every object it writes.
+/// Applies one plan's steps in order, keeping the newest copy of every object it writes.
 struct Applier<'a> {
     sync: &'a DeploymentSync,
     /// The Deployment as last read or written.
@@ -280,10 +276,10 @@ impl<'a> Applier<'a> {
         }
     }
 
-    /// Applies every action; the first failure ends the sync as an error (retried).
+    /// Applies every step; the first failure ends the sync as an error (retried).
     async fn apply(mut self, plan: Plan) -> Result<Action, ReconcileError> {
-        for action in plan.actions {
-            self.apply_one(action).await?;
+        for step in plan.steps {
+            self.apply_one(step).await?;
         }
         Ok(match self.requeue_after {
             Some(after) => Action::RequeueAfter(after),
@@ -291,10 +287,10 @@ impl<'a> Applier<'a> {
         })
     }
 
-    async fn apply_one(&mut self, action: plan::Action) -> Result<(), ReconcileError> {
-        match action {
-            plan::Action::CreateNewReplicaSet(rs) => self.create_replica_set(*rs).await,
-            plan::Action::UpdateReplicaSet {
+    async fn apply_one(&mut self, step: plan::Step) -> Result<(), ReconcileError> {
+        match step {
+            plan::Step::CreateNewReplicaSet(rs) => self.create_replica_set(*rs).await,
+            plan::Step::UpdateReplicaSet {
                 name,
                 annotations,
                 min_ready_seconds,
@@ -305,7 +301,7 @@ impl<'a> Applier<'a> {
                 })
                 .await
             }
-            plan::Action::ScaleReplicaSet {
+            plan::Step::ScaleReplicaSet {
                 name,
                 replicas,
                 annotations,
@@ -316,10 +312,10 @@ impl<'a> Applier<'a> {
                 })
                 .await
             }
-            plan::Action::DeleteReplicaSet { name } => self.delete_replica_set(&name).await,
-            plan::Action::SetDeploymentRevision { revision } => self.set_revision(&revision).await,
-            plan::Action::UpdateStatus(status) => self.update_status(status).await,
-            plan::Action::Event {
+            plan::Step::DeleteReplicaSet { name } => self.delete_replica_set(&name).await,
+            plan::Step::SetDeploymentRevision { revision } => self.set_revision(&revision).await,
+            plan::Step::UpdateStatus(status) => self.update_status(status).await,
+            plan::Step::Event {
                 type_,
                 reason,
                 message,
@@ -327,7 +323,7 @@ impl<'a> Applier<'a> {
                 self.sync.event(&self.d, type_, &reason, &message);
                 Ok(())
             }
-            plan::Action::RequeueAfter(after) => {
+            plan::Step::RequeueAfter(after) => {
                 self.requeue_after = Some(self.requeue_after.map_or(after, |a| a.min(after)));
                 Ok(())
             }
@@ -379,7 +375,7 @@ impl<'a> Applier<'a> {
     /// Any other create error: a warning event, maybe `Progressing=False`, and a retry.
     async fn on_create_error(&mut self, name: &str, e: ClientError) -> Result<(), ReconcileError> {
         let (event, status) = on_create_failure(&self.d, name, &e.message, self.now);
-        if let plan::Action::Event {
+        if let plan::Step::Event {
             type_,
             reason,
             message,

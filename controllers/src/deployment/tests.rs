@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::plan::{Action, plan_rollout};
+use super::plan::{Step, plan_rollout};
 use super::rolling::{
     ScaleChange, cleanup_unhealthy_replicas, reconcile_new_replica_set, reconcile_old_replica_sets,
     scale_down_old_replica_sets_for_rolling_update,
@@ -629,7 +629,7 @@ fn now() -> Timestamp {
 fn first_sync_creates_new_replica_set_at_full_size() {
     let d = web_deployment(3, "nginx:1");
     let plan = plan_rollout(&d, &[], &[], now()).expect("plan");
-    let Some(Action::CreateNewReplicaSet(rs)) = plan.actions.first() else {
+    let Some(Step::CreateNewReplicaSet(rs)) = plan.steps.first() else {
         panic!("{plan:?}")
     };
     assert_eq!(rs_replicas(rs), 3);
@@ -640,10 +640,10 @@ fn first_sync_creates_new_replica_set_at_full_size() {
     let hash = rs.metadata.labels.as_ref().unwrap()[DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY].clone();
     assert_eq!(rs.metadata.name.as_deref(), Some(format!("foo-{hash}").as_str()));
     assert!(
-        plan.actions
-            .contains(&Action::SetDeploymentRevision { revision: "1".into() })
+        plan.steps
+            .contains(&Step::SetDeploymentRevision { revision: "1".into() })
     );
-    let Some(Action::UpdateStatus(status)) = plan.actions.last() else {
+    let Some(Step::UpdateStatus(status)) = plan.steps.last() else {
         panic!("{plan:?}")
     };
     let cond = get_deployment_condition(status, DEPLOYMENT_PROGRESSING).unwrap();
@@ -654,7 +654,7 @@ fn first_sync_creates_new_replica_set_at_full_size() {
 fn template_change_surges_new_replica_set() {
     let d1 = web_deployment(4, "nginx:1");
     let first = plan_rollout(&d1, &[], &[], now()).unwrap();
-    let Some(Action::CreateNewReplicaSet(old)) = first.actions.first().cloned() else {
+    let Some(Step::CreateNewReplicaSet(old)) = first.steps.first().cloned() else {
         panic!()
     };
     let mut old = *old;
@@ -669,7 +669,7 @@ fn template_change_surges_new_replica_set() {
     let mut d2 = web_deployment(4, "nginx:2");
     d2.metadata.annotations = Some([(REVISION_ANNOTATION.to_string(), "1".to_string())].into());
     let plan = plan_rollout(&d2, &[old], &[], now()).unwrap();
-    let Some(Action::CreateNewReplicaSet(new_rs)) = plan.actions.first() else {
+    let Some(Step::CreateNewReplicaSet(new_rs)) = plan.steps.first() else {
         panic!("{plan:?}")
     };
     // 25% of 4 → surge 1: one new pod while the old four keep running.
@@ -684,10 +684,10 @@ fn template_change_surges_new_replica_set() {
 fn unchanged_rollout_requeues_for_deadline_check() {
     let mut d = web_deployment(2, "nginx:1");
     let created = plan_rollout(&d, &[], &[], now()).unwrap();
-    let Some(Action::CreateNewReplicaSet(rs)) = created.actions.first().cloned() else {
+    let Some(Step::CreateNewReplicaSet(rs)) = created.steps.first().cloned() else {
         panic!()
     };
-    let Some(Action::UpdateStatus(status)) = created.actions.last().cloned() else {
+    let Some(Step::UpdateStatus(status)) = created.steps.last().cloned() else {
         panic!()
     };
     d.status = Some(status);
@@ -695,15 +695,15 @@ fn unchanged_rollout_requeues_for_deadline_check() {
     let later = now().checked_add(jiff::SignedDuration::from_secs(100)).unwrap();
     let plan = plan_rollout(&d, &[*rs], &[], later).unwrap();
     assert_eq!(
-        plan.actions,
-        vec![Action::RequeueAfter(std::time::Duration::from_secs(501))]
+        plan.steps,
+        vec![Step::RequeueAfter(std::time::Duration::from_secs(501))]
     );
 }
 
 /// The ReplicaSet the first sync of `d` would create, with the given status counts.
 fn created_rs(d: &Deployment, replicas: i32, available: i32, created_at: i64) -> ReplicaSet {
     let plan = plan_rollout(d, &[], &[], now()).unwrap();
-    let Some(Action::CreateNewReplicaSet(rs)) = plan.actions.first().cloned() else {
+    let Some(Step::CreateNewReplicaSet(rs)) = plan.steps.first().cloned() else {
         panic!("{plan:?}")
     };
     let mut rs = *rs;
@@ -725,8 +725,8 @@ fn with_revision(mut d: Deployment, revision: &str) -> Deployment {
 }
 
 fn scales(plan: &super::plan::Plan) -> Vec<(String, i32)> {
-    let scaled = plan.actions.iter().filter_map(|a| match a {
-        Action::ScaleReplicaSet { name, replicas, .. } => Some((name.clone(), *replicas)),
+    let scaled = plan.steps.iter().filter_map(|a| match a {
+        Step::ScaleReplicaSet { name, replicas, .. } => Some((name.clone(), *replicas)),
         _ => None,
     });
     scaled.collect()
@@ -748,9 +748,9 @@ fn recreate_scales_old_down_before_creating_new() {
     assert_eq!(scales(&plan), vec![(name_of(&old.metadata).to_string(), 0)]);
     assert!(
         !plan
-            .actions
+            .steps
             .iter()
-            .any(|a| matches!(a, Action::CreateNewReplicaSet(_)))
+            .any(|a| matches!(a, Step::CreateNewReplicaSet(_)))
     );
 
     // Scaled to 0 but its pods have not gone yet: wait.
@@ -759,16 +759,16 @@ fn recreate_scales_old_down_before_creating_new() {
     let plan = plan_rollout(&d, std::slice::from_ref(&draining), &[], now()).unwrap();
     assert!(
         !plan
-            .actions
+            .steps
             .iter()
-            .any(|a| matches!(a, Action::CreateNewReplicaSet(_))),
+            .any(|a| matches!(a, Step::CreateNewReplicaSet(_))),
         "{plan:?}"
     );
 
     // All old pods gone: create the new ReplicaSet at full size.
     draining.status = Some(ReplicaSetStatus::default());
     let plan = plan_rollout(&d, &[draining], &[], now()).unwrap();
-    let Some(Action::CreateNewReplicaSet(new_rs)) = plan.actions.first() else {
+    let Some(Step::CreateNewReplicaSet(new_rs)) = plan.steps.first() else {
         panic!("{plan:?}")
     };
     assert_eq!(rs_replicas(new_rs), 3);
@@ -798,7 +798,7 @@ fn pausing_sets_unknown_progressing_condition() {
     let rs = created_rs(&d, 2, 2, 1000);
     d.spec.as_mut().unwrap().paused = Some(true);
     let plan = plan_rollout(&d, &[rs], &[], now()).unwrap();
-    let Some(Action::UpdateStatus(status)) = plan.actions.last() else {
+    let Some(Step::UpdateStatus(status)) = plan.steps.last() else {
         panic!("{plan:?}")
     };
     let cond = get_deployment_condition(status, DEPLOYMENT_PROGRESSING).unwrap();
@@ -830,10 +830,10 @@ fn completed_rollout_reports_available_and_cleans_up() {
         ..Default::default()
     });
     let plan = plan_rollout(&d, &[old.clone(), new_rs], &[], now()).unwrap();
-    assert!(plan.actions.contains(&Action::DeleteReplicaSet {
+    assert!(plan.steps.contains(&Step::DeleteReplicaSet {
         name: name_of(&old.metadata).to_string()
     }));
-    let Some(Action::UpdateStatus(status)) = plan.actions.last() else {
+    let Some(Step::UpdateStatus(status)) = plan.steps.last() else {
         panic!("{plan:?}")
     };
     let progressing = get_deployment_condition(status, DEPLOYMENT_PROGRESSING).unwrap();
