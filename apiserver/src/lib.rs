@@ -11,7 +11,8 @@
 //! - [`patch`], [`managed`]: strategic merge patch, server-side apply and
 //!   managedFields;
 //! - [`selector`], [`table`]: selectors for lists and watches, Tables for `kubectl get`;
-//! - [`error`]: every failure as an upstream `metav1.Status`.
+//! - [`error`]: every failure as an upstream `metav1.Status`;
+//! - [`testkit`]: an [`Api`] over a temporary store in one line, for tests.
 //!
 //! Start reading at [`api::Api::create`].
 
@@ -28,6 +29,7 @@ pub mod registry;
 pub mod schema;
 pub mod selector;
 pub mod table;
+pub mod testkit;
 pub mod typed;
 
 pub use api::Api;
