@@ -65,6 +65,38 @@ pub fn reconcile_new_replica_set(
 /// below `minAvailable`, not counting the new ReplicaSet's unavailable pods as headroom. First removes
 /// unhealthy old replicas, then scales down available ones. `old_rss` are all old ReplicaSets; only the
 /// active ones (spec > 0 on entry) take part. An empty result means "not scaled".
+///
+/// # Why the new ReplicaSet's unavailable pods are subtracted
+///
+/// The budget looks like it should be `all_pods − min_available`: every pod above the floor may go.
+/// But a new pod that is not available yet is counted in `all_pods` while serving nothing. If it
+/// counted as headroom, a new version whose pods never become ready (a crash loop, an image that does
+/// not exist) would let every sync trade one working old pod for one broken new pod, until nothing
+/// served at all. So the budget is `all_pods − min_available − new_unavailable`: only capacity that
+/// really exists pays for a scale-down.
+///
+/// Take replicas 4, maxSurge 1, maxUnavailable 1, so at most 5 pods and `min_available` 3.
+///
+/// * **A bad version, then a rollback.** The template changes; the new ReplicaSet grows to 1 (the
+///   surge), the old one shrinks to 3 (one may be unavailable), the new one grows to 2. Its pods crash.
+///   Now `all_pods` = 3 + 2 = 5, `new_unavailable` = 2, budget = 5 − 3 − 2 = 0: the three old pods
+///   keep serving and the rollout stalls (until `progressDeadlineSeconds` reports it) instead of
+///   taking the service down. The user runs `kubectl rollout undo`: the old ReplicaSet is the new
+///   one again, with 3 available pods, so `new_unavailable` = 0 and the budget is 5 − 3 − 0 = 2. It is
+///   spent on the two crashing pods, and the next sync grows the restored ReplicaSet back to 4.
+/// * **A roll-over.** Instead of undoing, the user pushes a third template while the second is still
+///   failing. The third ReplicaSet starts at 0 replicas, because 5 pods already exist; with no pods it
+///   has none unavailable, so the budget is again 5 − 3 − 0 = 2, and the two broken pods of the second
+///   ReplicaSet make room for the third one.
+///
+/// # Why unhealthy replicas are cleaned up first
+///
+/// In both cases the budget must be spent on the broken pods, not on the healthy ones. Removing a pod
+/// that is not available costs no availability at all, so [`cleanup_unhealthy_replicas`] spends the
+/// budget on those first (oldest ReplicaSet first). Only then does
+/// [`scale_down_old_replica_sets_for_rolling_update`] take available pods, and it counts availability
+/// afresh, so it never goes below `min_available`: in the roll-over above it finds 3 available pods
+/// against a floor of 3 and removes none of them.
 pub fn reconcile_old_replica_sets(
     d: &Deployment,
     old_rss: &mut [ReplicaSet],

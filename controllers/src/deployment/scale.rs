@@ -24,6 +24,18 @@ use super::util::{
 /// 2. The new ReplicaSet is saturated: every active old one goes to 0.
 /// 3. RollingUpdate: the difference to `spec.replicas + maxSurge` is spread over the active
 ///    ReplicaSets in proportion to their size; the first (largest) one absorbs the rounding leftover.
+///
+/// # Why proportional
+///
+/// A user may scale a Deployment in the middle of a rollout, when two or more ReplicaSets hold pods.
+/// Giving all new replicas to the new ReplicaSet would run ahead of the rollout's pacing (the new
+/// version might be broken, which is exactly what the pacing protects against); giving them all to the
+/// old one would undo progress. So each active ReplicaSet keeps its share. Example: replicas 10,
+/// maxSurge 25% (3 of 10), mid-rollout with old 8 and new 5 (13 = the ceiling). Scaling to 20 raises
+/// the ceiling to 20 + 5 (25% of 20) = 25, so 12 pods are to add: old gets 8 × 25 / 13 − 8 ≈ 7, new
+/// 5 × 25 / 13 − 5 ≈ 5, giving 15 + 10 = 25. Rounding can leave a pod or two over or under; the first
+/// ReplicaSet in the order (the largest, newer first when growing, older first when shrinking) absorbs
+/// the leftover so the total is exact. The rolling update then continues from the new sizes.
 pub fn scale(
     d: &Deployment,
     new_rs: Option<&mut ReplicaSet>,

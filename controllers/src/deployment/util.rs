@@ -237,6 +237,16 @@ pub fn max_surge(d: &Deployment) -> i32 {
 
 /// Upstream `NewRSNewReplicas`: the size the new ReplicaSet may grow to now. `all_rss` must include the
 /// new ReplicaSet itself when it exists (as upstream's callers do).
+///
+/// The limit is on pods that exist, not on pods that are ready: all ReplicaSets together may have at
+/// most `replicas + maxSurge`. The new ReplicaSet takes whatever room is left under that ceiling, but
+/// never more than `replicas` itself. Room appears only when old ReplicaSets shrink, and they shrink
+/// only when enough pods are available (see `reconcile_old_replica_sets` in `rolling.rs`), so the two
+/// halves of a rolling update pace each other: surge decides how far ahead the new side may run,
+/// unavailability how far behind the old side may fall. Example: replicas 10, maxSurge 25% (rounded
+/// up: 3). With 10 old pods, the new ReplicaSet may grow to 3 at once; after the old one drops to 8 it
+/// may grow to 5; it never passes 10 however small the old ones become. Recreate has no surge: the
+/// new ReplicaSet gets `replicas` (the strategy only calls this once the old pods are gone).
 pub fn new_rs_new_replicas<'a>(
     d: &Deployment,
     all_rss: impl IntoIterator<Item = &'a ReplicaSet>,
@@ -691,6 +701,12 @@ pub fn set_deployment_revision(annotations: &mut BTreeMap<String, String>, revis
 
 /// Upstream `getReplicaSetFraction`: how many replicas `rs` should gain (negative: lose) so it keeps its
 /// share of `spec.replicas + maxSurge`, relative to the `max-replicas` it was last scaled for.
+///
+/// The share is measured against the annotation, not against today's sizes: each ReplicaSet remembers
+/// (in `deployment.kubernetes.io/max-replicas`) the Deployment ceiling it was last sized for. A
+/// ReplicaSet of 6 sized for a ceiling of 12 holds half of it; if the ceiling becomes 18 it should
+/// hold 9, so its fraction is 6 × 18 / 12 − 6 = +3. Without the annotation (an old object) the
+/// Deployment's `status.replicas` stands in for the old ceiling.
 pub fn get_replica_set_fraction(rs: &ReplicaSet, d: &Deployment) -> i32 {
     let size = i64::from(rs_replicas(rs));
     if spec_replicas(d) == 0 {
