@@ -1,5 +1,5 @@
 //! The fixed endpoints: /version, health, /metrics, discovery content types
-//! and OpenAPI caching (KUBECTL_WIRE §0.3, §1.2, §1.4, §2).
+//! and OpenAPI caching, as kubectl 1.27–1.33 request and cache them.
 
 use e2e::{Cluster, http};
 

@@ -1,5 +1,5 @@
 //! The watch protocol at the HTTP level, as client-go's reflector and
-//! `kubectl get -w` rely on it (KUBECTL_WIRE §4): resourceVersion 0 and
+//! `kubectl get -w` rely on it: resourceVersion 0 and
 //! unset, bookmarks only when asked, `timeoutSeconds`, selectors on events,
 //! and 410 Expired inside the stream.
 

@@ -6,7 +6,7 @@
 //! each an OpenAPI 3.0 document with the group-version's paths and every
 //! definition they reach in `components.schemas`; the hash is the ETag, so
 //! kubectl's HTTP cache revalidates instead of re-downloading. kubectl reads
-//! these documents for three things (KUBECTL_WIRE.md §2):
+//! these documents for three things:
 //! * apply/create/replace check that the PATCH operation of the object's GVK
 //!   takes `fieldValidation`, else they fall back to `/openapi/v2`;
 //! * client-side apply computes its strategic merge patch from the

@@ -126,7 +126,7 @@ mod captured {
 
 #[test]
 fn documented_configmap_bytes() {
-    // KUBECTL_WIRE.md §13: kubectl create configmap c2 --from-literal=x=y
+    // The bytes kubectl 1.32 sends for: kubectl create configmap c2 --from-literal=x=y
     let body: &[u8] = &[
         0x6b, 0x38, 0x73, 0x00, 0x0a, 0x0f, 0x0a, 0x02, b'v', b'1', 0x12, 0x09, b'C', b'o', b'n', b'f', b'i',
         b'g', b'M', b'a', b'p', 0x12, 0x1c, 0x0a, 0x12, 0x0a, 0x02, b'c', b'2', 0x12, 0x00, 0x1a, 0x00, 0x22,

@@ -1,6 +1,5 @@
 //! Table tests driven by the upstream cases in `controllers/testdata/deployment_*.json` (format:
-//! `/work/shared/cases/README.md`, copied here so the build reads nothing outside the crate), plus a few
-//! plan-level scenarios.
+//! `controllers/testdata/README.md`), plus a few plan-level scenarios.
 
 use std::collections::BTreeMap;
 
