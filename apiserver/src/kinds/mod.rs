@@ -45,9 +45,9 @@ use crate::registry::{ResourceInfo, Subresource};
 
 pub use meta::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
 
-/// The built-in kinds with a strategy of their own.
+/// The built-in kinds with a strategy of their own (and, in [`crate::table`], a printer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Pod,
     Namespace,
     Node,
@@ -73,7 +73,7 @@ enum Kind {
     Other,
 }
 
-fn kind_of(info: &ResourceInfo) -> Kind {
+pub(crate) fn kind_of(info: &ResourceInfo) -> Kind {
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") => Kind::Pod,
         ("", "Namespace") => Kind::Namespace,
