@@ -4,38 +4,17 @@
 
 use apiserver::api::{DeleteOptions, DeleteOutcome, ListOptions, Propagation, WriteOptions};
 use apiserver::error::Reason;
+use apiserver::testkit::{TestApi, by, deployment};
 use apiserver::{Api, Registry};
 use serde_json::{Value, json};
 
-fn api() -> Api {
-    let store = store::Store::open(store::Config::default()).expect("temporary store");
-    Api::new(store, Registry::new(), store::Clock::system())
-}
-
-fn deployment(name: &str) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                         "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
-        },
-    })
-}
-
 fn opts() -> WriteOptions {
-    WriteOptions {
-        field_manager: Some("test".into()),
-        ..Default::default()
-    }
+    by("test")
 }
 
 #[tokio::test]
 async fn generation_moves_with_spec_and_status_goes_through_its_subresource() {
-    let api = api();
-    api.bootstrap().await.unwrap();
+    let api = TestApi::builder().build().await;
     let info = api.resource("apps", "v1", "deployments").unwrap();
     let created = api
         .create(&info, Some("default"), deployment("web"), &opts())
@@ -90,8 +69,7 @@ async fn generation_moves_with_spec_and_status_goes_through_its_subresource() {
 
 #[tokio::test]
 async fn dry_run_validates_but_does_not_store() {
-    let api = api();
-    api.bootstrap().await.unwrap();
+    let api = TestApi::builder().build().await;
     let info = api.resource("apps", "v1", "deployments").unwrap();
     let dry = WriteOptions {
         dry_run: true,
@@ -119,8 +97,7 @@ async fn dry_run_validates_but_does_not_store() {
 
 #[tokio::test]
 async fn generate_name_and_namespace_lifecycle() {
-    let api = api();
-    api.bootstrap().await.unwrap();
+    let api = TestApi::builder().build().await;
     let cms = api.resource("", "v1", "configmaps").unwrap();
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "cfg-"}});
     let made = api
@@ -162,15 +139,11 @@ fn seeded_api(store: store::Store, seed: u64) -> Api {
     Api::with_seed(store, Registry::new(), store::Clock::system(), seed)
 }
 
-fn temporary_store() -> store::Store {
-    store::Store::open(store::Config::default()).expect("temporary store")
-}
-
 #[tokio::test]
 async fn the_seed_decides_generated_names_and_uids() {
-    let first = generated_names_and_uids(&seeded_api(temporary_store(), 7)).await;
-    let replay = generated_names_and_uids(&seeded_api(temporary_store(), 7)).await;
-    let other = generated_names_and_uids(&seeded_api(temporary_store(), 8)).await;
+    let first = generated_names_and_uids(&TestApi::builder().seed(7).open()).await;
+    let replay = generated_names_and_uids(&TestApi::builder().seed(7).open()).await;
+    let other = generated_names_and_uids(&TestApi::builder().seed(8).open()).await;
     assert_eq!(first, replay);
     for (a, b) in first.iter().zip(&other) {
         assert_ne!(a.0, b.0);
@@ -229,8 +202,7 @@ fn dependent_of(owner: &Value, name: &str) -> Value {
 /// without it, nothing cascades.
 #[tokio::test]
 async fn propagation_policies_set_finalizers_and_nothing_cascades_without_the_garbage_collector() {
-    let api = api();
-    api.bootstrap().await.unwrap();
+    let api = TestApi::builder().build().await;
     let deploys = api.resource("apps", "v1", "deployments").unwrap();
     let cms = api.resource("", "v1", "configmaps").unwrap();
     let cases = [
@@ -287,8 +259,7 @@ async fn propagation_policies_set_finalizers_and_nothing_cascades_without_the_ga
 
 #[tokio::test]
 async fn removing_the_last_finalizer_of_a_deleting_object_removes_it() {
-    let api = api();
-    api.bootstrap().await.unwrap();
+    let api = TestApi::builder().build().await;
     let deploys = api.resource("apps", "v1", "deployments").unwrap();
     api.create(&deploys, Some("default"), deployment("o"), &opts())
         .await
@@ -339,10 +310,9 @@ async fn removing_the_last_finalizer_of_a_deleting_object_removes_it() {
 /// generated again instead of failing the create with 409.
 #[tokio::test]
 async fn a_taken_generated_name_is_generated_again() {
-    let store = temporary_store();
     // Two servers on one store and one seed draw the same names.
-    let first = seeded_api(store.clone(), 3);
-    let second = seeded_api(store, 3);
+    let first = TestApi::builder().seed(3).open();
+    let second = seeded_api(first.store().clone(), 3);
     let namespaces = first.resource("", "v1", "namespaces").unwrap();
     let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "web-"}});
     let a = first

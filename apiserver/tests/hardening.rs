@@ -4,34 +4,11 @@
 
 use apiserver::api::{DeleteOptions, ListOptions, PatchType, WriteOptions};
 use apiserver::error::Reason;
-use apiserver::{Api, Registry};
+use apiserver::testkit::{TestApi, by, deployment};
 use serde_json::{Value, json};
 
-async fn api() -> Api {
-    let store = store::Store::open(store::Config::default()).expect("temporary store");
-    let api = Api::new(store, Registry::new(), store::Clock::system());
-    api.bootstrap().await.unwrap();
-    api
-}
-
 fn opts() -> WriteOptions {
-    WriteOptions {
-        field_manager: Some("test".into()),
-        ..Default::default()
-    }
-}
-
-fn deployment(name: &str) -> Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                         "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
-        },
-    })
+    by("test")
 }
 
 fn configmap(name: &str, data: Value) -> Value {
@@ -40,7 +17,7 @@ fn configmap(name: &str, data: Value) -> Value {
 
 #[tokio::test]
 async fn a_body_of_the_wrong_type_is_400_and_not_stored() {
-    let api = api().await;
+    let api = TestApi::builder().build().await;
     let cms = api.resource("", "v1", "configmaps").unwrap();
     let err = api
         .create(&cms, Some("default"), configmap("c", json!({"a": 5})), &opts())
@@ -74,7 +51,7 @@ async fn a_body_of_the_wrong_type_is_400_and_not_stored() {
 
 #[tokio::test]
 async fn a_patch_that_makes_a_wrong_type_is_422_for_every_patch_type() {
-    let api = api().await;
+    let api = TestApi::builder().build().await;
     let deploys = api.resource("apps", "v1", "deployments").unwrap();
     api.create(&deploys, Some("default"), deployment("web"), &opts())
         .await
@@ -110,7 +87,7 @@ async fn a_patch_that_makes_a_wrong_type_is_422_for_every_patch_type() {
 
 #[tokio::test]
 async fn copy_operations_cannot_blow_an_object_up() {
-    let api = api().await;
+    let api = TestApi::builder().build().await;
     let cms = api.resource("", "v1", "configmaps").unwrap();
     api.create(
         &cms,
@@ -173,7 +150,7 @@ fn deployment_with_arg(name: &str, size: usize) -> Value {
 
 #[tokio::test]
 async fn objects_larger_than_etcd_takes_are_413_on_every_write() {
-    let api = api().await;
+    let api = TestApi::builder().build().await;
     let deploys = api.resource("apps", "v1", "deployments").unwrap();
     let err = api
         .create(
@@ -239,7 +216,7 @@ async fn objects_larger_than_etcd_takes_are_413_on_every_write() {
 
 #[tokio::test]
 async fn the_system_namespaces_cannot_be_deleted() {
-    let api = api().await;
+    let api = TestApi::builder().build().await;
     let namespaces = api.resource("", "v1", "namespaces").unwrap();
     for name in ["default", "kube-system", "kube-public"] {
         let err = api
@@ -284,7 +261,7 @@ async fn the_system_namespaces_cannot_be_deleted() {
 #[tokio::test]
 async fn a_grace_period_beyond_any_date_is_kept_without_overflow() {
     // Found by the reliability suite's fuzzer: i64::MAX seconds dropped the connection.
-    let api = api().await;
+    let api = TestApi::builder().build().await;
     let pods = api.resource("", "v1", "pods").unwrap();
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
         "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}});

@@ -10,15 +10,14 @@
 //! apply function's table tests could not see it: only the request path
 //! ran both.
 
+use apiserver::Api;
 use apiserver::api::{PatchType, WriteOptions};
 use apiserver::error::{ApiError, Reason};
-use apiserver::{Api, Registry};
+use apiserver::testkit::{TestApi, by};
 use serde_json::{Value, json};
 
 async fn api() -> (Api, std::sync::Arc<apiserver::registry::ResourceInfo>) {
-    let store = store::Store::open(store::Config::default()).expect("temporary store");
-    let api = Api::new(store, Registry::new(), store::Clock::system());
-    api.bootstrap().await.expect("bootstrap");
+    let api = TestApi::builder().build().await;
     let info = api
         .resource("", "v1", "configmaps")
         .expect("configmaps are served");
@@ -27,13 +26,6 @@ async fn api() -> (Api, std::sync::Arc<apiserver::registry::ResourceInfo>) {
 
 fn cm(data: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": data})
-}
-
-fn by(manager: &str) -> WriteOptions {
-    WriteOptions {
-        field_manager: Some(manager.into()),
-        ..Default::default()
-    }
 }
 
 fn forced(manager: &str) -> WriteOptions {
