@@ -19,8 +19,10 @@
 pub mod api;
 pub mod error;
 pub mod event_ttl;
+pub mod gofmt;
 pub mod http;
 pub mod kinds;
+pub mod labels;
 pub mod managed;
 pub mod openapi;
 pub mod patch;

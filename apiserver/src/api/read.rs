@@ -17,8 +17,9 @@ use tokio::sync::mpsc;
 
 use super::{Api, decode_bytes, decode_record, store_error};
 use crate::error::{ApiError, ApiResult, Reason};
+use crate::labels::Selector;
 use crate::registry::ResourceInfo;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::FieldSelector;
 
 /// `?labelSelector=&fieldSelector=&limit=&continue=` of a list.
 #[derive(Clone, Debug, Default)]
@@ -404,7 +405,7 @@ fn decode_continue(token: &str, prefix: &str) -> ApiResult<String> {
 
 /// A compiled `labelSelector` + `fieldSelector` pair for lists and watches.
 pub(crate) struct Filter {
-    label: Option<LabelSelector>,
+    label: Option<Selector>,
     field: Option<FieldSelector>,
     group: String,
     kind: String,
@@ -415,7 +416,7 @@ impl Filter {
     pub fn new(info: &ResourceInfo, label: Option<&str>, field: Option<&str>) -> ApiResult<Filter> {
         let label = match label.filter(|s| !s.trim().is_empty()) {
             Some(s) => Some(
-                LabelSelector::parse(s)
+                Selector::parse(s)
                     .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?,
             ),
             None => None,
@@ -444,7 +445,7 @@ impl Filter {
     /// Whether `obj` matches both selectors.
     pub fn matches(&self, obj: &Value) -> bool {
         if let Some(l) = &self.label
-            && !l.matches(crate::api::obj::labels(obj))
+            && !l.matches(&crate::api::obj::labels(obj))
         {
             return false;
         }

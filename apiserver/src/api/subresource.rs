@@ -25,7 +25,7 @@ pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
     let meta = o.get("metadata").cloned().unwrap_or_default();
     let selector = o
         .pointer("/spec/selector")
-        .map(crate::selector::label_selector_string)
+        .map(crate::labels::label_selector_string)
         .unwrap_or_default();
     Ok(json!({
         "kind": "Scale",
