@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use apiserver::testkit::TestApi;
 use controllers::garbagecollector::controller::{FIELD_MANAGER, GarbageCollector, deletable_resources};
 use controllers::runtime::{Client, ClientResult, DeleteParams, InProcessClient, PatchType, ResourceRef};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -36,14 +37,7 @@ struct Cluster {
 impl Cluster {
     async fn start() -> Self {
         let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-        api.bootstrap().await.unwrap();
+        let api = TestApi::builder().clock(clock.clone()).build().await;
         let gc_client: Arc<dyn Client> = Arc::new(InProcessClient::new(api.clone(), FIELD_MANAGER));
         let gc = GarbageCollector::new(gc_client, clock.clone(), deletable_resources(api.registry()));
         let shutdown = CancellationToken::new();

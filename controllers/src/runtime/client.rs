@@ -723,6 +723,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apiserver::testkit::TestApi;
     use k8s_openapi::api::apps::v1::ReplicaSet;
     use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 
@@ -757,9 +758,7 @@ mod tests {
             uid: Some(uid.to_string()),
             ..DeleteParams::propagation("Background")
         };
-        let store = store::Store::open(store::Config::default()).unwrap();
-        let api = Api::new(store, apiserver::Registry::new(), store::Clock::system());
-        api.bootstrap().await.unwrap();
+        let api = TestApi::builder().build().await;
         let client = InProcessClient::new(api, "test");
         let r = ResourceRef::of::<ConfigMap>();
         {

@@ -266,17 +266,11 @@ fn rfc3339(clock: &Clock) -> String {
 mod tests {
     use super::*;
     use crate::runtime::client::{InProcessClient, name_of};
+    use apiserver::testkit::TestApi;
     use std::time::Duration;
 
     async fn client(clock: &Clock) -> Arc<dyn Client> {
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-        api.bootstrap().await.unwrap();
+        let api = TestApi::builder().clock(clock.clone()).build().await;
         Arc::new(InProcessClient::new(api, "test"))
     }
 

@@ -314,19 +314,11 @@ impl<C: Client> Client for FaultyClient<C> {
 mod tests {
     use super::*;
     use crate::runtime::client::InProcessClient;
+    use apiserver::testkit::TestApi;
     use k8s_openapi::api::core::v1::ConfigMap;
 
     async fn api() -> apiserver::Api {
-        let clock = Clock::system();
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock);
-        api.bootstrap().await.unwrap();
-        api
+        TestApi::builder().build().await
     }
 
     fn cm(name: &str) -> Value {

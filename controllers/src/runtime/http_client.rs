@@ -431,6 +431,7 @@ mod tests {
     use super::*;
     use crate::runtime::client::Typed;
     use crate::runtime::informer::{Change, Informer};
+    use apiserver::testkit::TestApi;
     use k8s_openapi::api::core::v1::{ConfigMap, Pod};
     use std::sync::Arc;
     use std::time::Duration;
@@ -475,15 +476,7 @@ mod tests {
 
     /// An API server on a free local port, as `miniplane up` serves it.
     async fn serve(shutdown: &CancellationToken) -> String {
-        let clock = Clock::system();
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock);
-        api.bootstrap().await.unwrap();
+        let api = TestApi::builder().build().await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let state = apiserver::http::AppState::new(api, addr.to_string(), shutdown.clone());

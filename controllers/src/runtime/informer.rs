@@ -541,6 +541,7 @@ mod tests {
     use super::*;
     use crate::runtime::DeleteParams;
     use crate::runtime::client::{InProcessClient, Typed, WatchEvent};
+    use apiserver::testkit::TestApi;
     use futures::StreamExt;
     use futures::stream::BoxStream;
     use k8s_openapi::api::apps::v1::ReplicaSet;
@@ -550,16 +551,11 @@ mod tests {
 
     /// An API over a temporary store keeping `history` watch events.
     async fn api(history: usize, clock: &Clock) -> apiserver::Api {
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            history_max_events: history,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-        api.bootstrap().await.unwrap();
-        api
+        TestApi::builder()
+            .clock(clock.clone())
+            .history(history)
+            .build()
+            .await
     }
 
     fn pod(name: &str, node: Option<&str>, owner_uid: Option<&str>) -> Pod {

@@ -265,6 +265,7 @@ mod tests {
     use crate::runtime::client::{InProcessClient, Typed};
     use crate::runtime::controller::{Action, ReconcileError, Reconciler, process_next_work_item};
     use crate::runtime::workqueue::WorkQueue;
+    use apiserver::testkit::TestApi;
     use k8s_openapi::api::core::v1::ConfigMap;
     use std::sync::Mutex;
     use store::Clock;
@@ -320,14 +321,7 @@ mod tests {
         assert!(enabled());
 
         let clock = Clock::system();
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-        api.bootstrap().await.unwrap();
+        let api = TestApi::builder().clock(clock.clone()).build().await;
         let client = TracingClient::wrap(Arc::new(InProcessClient::new(api, "demo")), "demo");
         let reconciler = CreatesOne(Typed::new(client));
         let queue = WorkQueue::named(clock, "demo");
