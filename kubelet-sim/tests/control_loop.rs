@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::testkit::TestApi;
 use controllers::runtime::{Client, InProcessClient, Informer, ListParams, Recorder, Typed};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
@@ -20,19 +21,6 @@ use tokio_util::sync::CancellationToken;
 /// Simulated seconds per real second: a 10 s heartbeat is 50 ms.
 const SCALE: f64 = 200.0;
 const NODES: [&str; 3] = ["sim-node-1", "sim-node-2", "sim-node-3"];
-
-async fn api(clock: &Clock) -> apiserver::Api {
-    let store = store::Store::open(store::Config {
-        durability: store::Durability::Buffered,
-        history_max_events: 10_000,
-        clock: clock.clone(),
-        ..Default::default()
-    })
-    .unwrap();
-    let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-    api.bootstrap().await.unwrap();
-    api
-}
 
 /// A running scheduler and kubelet (or just a scheduler).
 struct Cluster {
@@ -50,7 +38,11 @@ impl Cluster {
 
     async fn new() -> Cluster {
         let clock = Clock::scaled(SCALE);
-        let api = api(&clock).await;
+        let api = TestApi::builder()
+            .clock(clock.clone())
+            .history(10_000)
+            .build()
+            .await;
         Cluster {
             client: Arc::new(InProcessClient::new(api, "test")),
             clock,
