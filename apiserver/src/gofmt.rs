@@ -10,6 +10,8 @@
 //! escapes control characters but prints every other character as-is (Go
 //! also escapes non-printable Unicode as `\u....`).
 
+use serde_json::Value;
+
 /// Go's `%q` of a string (`strconv.Quote`).
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -42,4 +44,78 @@ pub fn go_string_slice(values: &[String], nil: bool) -> String {
     }
     let quoted: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
     format!("[]string{{{}}}", quoted.join(", "))
+}
+/// Go `%#v` of a `map[string]string`, keys sorted as Go's fmt does.
+pub fn go_string_map(m: Option<&Value>) -> String {
+    let Some(Value::Object(m)) = m else {
+        return "map[string]string(nil)".to_string();
+    };
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    let body: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{}:{}", go_quote(k), go_quote(m[*k].as_str().unwrap_or_default())))
+        .collect();
+    format!("map[string]string{{{}}}", body.join(", "))
+}
+
+/// Go `%#v` of a `v1.LabelSelector` (the form upstream prints for
+/// `field is immutable` on `spec.selector`).
+pub fn go_label_selector(sel: Option<&Value>) -> String {
+    let Some(sel) = sel.filter(|s| s.is_object()) else {
+        return "(*v1.LabelSelector)(nil)".to_string();
+    };
+    let exprs = match sel.get("matchExpressions").and_then(Value::as_array) {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
+        Some(list) => {
+            let items: Vec<String> = list.iter().map(go_requirement).collect();
+            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
+        }
+    };
+    format!(
+        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{exprs}}}",
+        go_string_map(sel.get("matchLabels"))
+    )
+}
+
+fn go_requirement(r: &Value) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let values = match r.get("values").and_then(Value::as_array) {
+        None => "[]string(nil)".to_string(),
+        Some(v) => {
+            let items: Vec<String> = v
+                .iter()
+                .map(|x| go_quote(x.as_str().unwrap_or_default()))
+                .collect();
+            format!("[]string{{{}}}", items.join(", "))
+        }
+    };
+    format!(
+        "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
+        go_quote(&s("key")),
+        go_quote(&s("operator"))
+    )
+}
+
+/// Go `%#v` of an `intstr.IntOrString` value (upstream prints the struct).
+pub fn go_int_or_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}", go_quote(s)),
+        other => format!(
+            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
+            other.as_i64().unwrap_or_default()
+        ),
+    }
+}
+
+/// Go's `time.Time.String()` of an RFC 3339 UTC timestamp, as printed for
+/// `creationTimestamp: Invalid value: ...: field is immutable`.
+pub fn go_time(v: Option<&Value>) -> String {
+    match v.and_then(Value::as_str) {
+        Some(t) => {
+            let t = t.trim_end_matches('Z').replacen('T', " ", 1);
+            format!("{t} +0000 UTC")
+        }
+        None => "null".to_string(),
+    }
 }

@@ -33,6 +33,7 @@ pub mod selector;
 pub mod table;
 pub mod testkit;
 pub mod typed;
+pub mod validation;
 
 pub use api::Api;
 pub use error::{ApiError, ApiResult};

@@ -16,10 +16,13 @@
 
 use serde_json::{Value, json};
 
-use super::meta::{self, go_label_selector, go_string_map, invalid_raw, nonnegative};
 use super::pod::{default_template, validate_enum, validate_pod_template};
 use super::{child, default_key, get, get_str, sem_eq, set, set_meta};
 use crate::error::FieldError;
+use crate::gofmt::{go_label_selector, go_string_map};
+use crate::labels::Selector;
+use crate::labels::validation::validate_label_selector;
+use crate::validation::{invalid_raw, nonnegative};
 
 const LEGACY_UID_LABEL: &str = "controller-uid";
 const UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
@@ -131,11 +134,9 @@ pub fn validate_job(obj: &Value) -> Vec<FieldError> {
     match spec.get("selector").filter(|s| s.is_object()) {
         None => errs.push(FieldError::required("spec.selector", "")),
         Some(sel) => {
-            let sel_errs = meta::validate_label_selector(Some(sel), "spec.selector");
-            let parsed = sel_errs.is_empty();
-            errs.extend(sel_errs);
+            errs.extend(validate_label_selector(Some(sel), "spec.selector"));
             let labels = get(spec, &["template", "metadata", "labels"]);
-            if parsed && !meta::selector_matches(sel, labels) {
+            if Selector::from_json(sel).is_ok_and(|s| !s.matches(&labels)) {
                 errs.push(invalid_raw(
                     "spec.template.metadata.labels",
                     go_string_map(labels),

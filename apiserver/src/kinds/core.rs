@@ -18,10 +18,11 @@
 
 use serde_json::{Value, json};
 
-use super::meta::{self, invalid_raw, max_len_error, nonnegative, range_error, regex_error};
 use super::pod::{port_name_errors, validate_enum};
 use super::{child, copy_key, default_key, get, get_str, items, items_mut, sem_eq, set};
 use crate::error::FieldError;
+use crate::labels::validation::validate_labels;
+use crate::validation::{self, invalid_raw, max_len_error, nonnegative, range_error, regex_error};
 
 // ---------------------------------------------------------------------------
 // Namespace
@@ -72,7 +73,7 @@ pub fn validate_namespace(obj: &Value) -> Vec<FieldError> {
     for (i, f) in items(obj.get("spec").unwrap_or(&Value::Null), "finalizers").enumerate() {
         let f = f.as_str().unwrap_or_default();
         let path = format!("spec.finalizers[{i}]");
-        for msg in meta::is_qualified_name(f) {
+        for msg in validation::is_qualified_name(f) {
             errs.push(FieldError::invalid(&path, json!(f), msg));
         }
         if !f.contains('/') && !matches!(f, "kubernetes" | "orphan" | "foregroundDeletion") {
@@ -260,7 +261,7 @@ pub fn validate_service(obj: &Value) -> Vec<FieldError> {
     ));
     errs.extend(validate_cluster_ip(spec));
     if ty != "ExternalName" {
-        errs.extend(meta::validate_labels(spec.get("selector"), "spec.selector"));
+        errs.extend(validate_labels(spec.get("selector"), "spec.selector"));
     }
     errs
 }
@@ -278,7 +279,7 @@ fn validate_service_port<'a>(
     if multi && name.is_empty() {
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else if !name.is_empty() {
-        for msg in meta::is_dns1123_label(name) {
+        for msg in validation::is_dns1123_label(name) {
             errs.push(FieldError::invalid(format!("{path}.name"), json!(name), msg));
         }
         if names.contains(&name) {
@@ -603,7 +604,7 @@ pub fn validate_event(obj: &Value) -> Vec<FieldError> {
     if controller.is_empty() {
         errs.push(FieldError::required("reportingController", ""));
     }
-    for msg in meta::is_qualified_name(controller) {
+    for msg in validation::is_qualified_name(controller) {
         errs.push(FieldError::invalid("reportingController", json!(controller), msg));
     }
     for (field, path, limit) in [

@@ -15,9 +15,11 @@ use std::net::IpAddr;
 
 use serde_json::{Value, json};
 
-use super::meta::{self, NameRule};
+use super::meta::NameRule;
 use super::{default_key, get_str, items, items_mut};
 use crate::error::FieldError;
+use crate::labels::validation::validate_labels;
+use crate::validation;
 
 /// The address types a new EndpointSlice may have.
 const ADDRESS_TYPES: [&str; 3] = ["FQDN", "IPv4", "IPv6"];
@@ -112,9 +114,9 @@ fn validate_endpoints(obj: &Value, address_type: &str) -> Vec<FieldError> {
         if labels > MAX_TOPOLOGY_LABELS {
             errs.push(FieldError::too_many(&topology_path, labels, MAX_TOPOLOGY_LABELS));
         }
-        errs.extend(meta::validate_labels(topology, &topology_path));
+        errs.extend(validate_labels(topology, &topology_path));
         if let Some(host) = endpoint.get("hostname").and_then(Value::as_str) {
-            for msg in meta::is_dns1123_label(host) {
+            for msg in validation::is_dns1123_label(host) {
                 errs.push(FieldError::invalid(format!("{path}.hostname"), json!(host), msg));
             }
         }
@@ -193,7 +195,7 @@ fn fqdn_errors(path: &str, name: &str) -> Vec<FieldError> {
         return vec![FieldError::required(path, "")];
     }
     let name = name.strip_suffix('.').unwrap_or(name);
-    let msgs = meta::is_dns1123_subdomain(name);
+    let msgs = validation::is_dns1123_subdomain(name);
     if !msgs.is_empty() {
         return vec![FieldError::invalid(path, json!(name), msgs.join(","))];
     }
@@ -205,7 +207,7 @@ fn fqdn_errors(path: &str, name: &str) -> Vec<FieldError> {
         )];
     }
     for label in name.split('.') {
-        let msgs = meta::is_dns1123_label(label);
+        let msgs = validation::is_dns1123_label(label);
         if !msgs.is_empty() {
             return vec![FieldError::invalid(path, json!(label), msgs.join(","))];
         }
@@ -223,7 +225,7 @@ fn validate_ports(obj: &Value) -> Vec<FieldError> {
     for (i, port) in ports.iter().enumerate() {
         let path = format!("ports[{i}]");
         let name = get_str(port, &["name"]);
-        for msg in meta::is_dns1123_label(name)
+        for msg in validation::is_dns1123_label(name)
             .into_iter()
             .filter(|_| !name.is_empty())
         {
@@ -244,7 +246,7 @@ fn validate_ports(obj: &Value) -> Vec<FieldError> {
             Some(_) => {}
         }
         if let Some(app) = port.get("appProtocol").and_then(Value::as_str) {
-            for msg in meta::is_qualified_name(app) {
+            for msg in validation::is_qualified_name(app) {
                 errs.push(FieldError::invalid(
                     format!("{path}.appProtocol"),
                     json!(app),

@@ -1,205 +1,30 @@
-//! ObjectMeta rules shared by every kind: name formats, labels,
-//! annotations, owner references, finalizers, label selectors, and the
-//! immutability of identity fields on update.
+//! ObjectMeta validation shared by every kind: name and generateName,
+//! namespace, annotations, owner references, finalizers, and the
+//! immutability of identity fields on update. Name and label syntax live in
+//! [`crate::validation`], label maps and selectors in
+//! [`crate::labels::validation`], Go `%#v` renderings in [`crate::gofmt`].
 //!
-//! Upstream: `staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go`
-//! (name and label syntax, message texts), `.../api/validation/objectmeta.go`
-//! (ObjectMeta on create and update), `.../apis/meta/v1/validation` (labels,
-//! selectors). Regular expressions are checked by hand; the messages quote
-//! the same regexes upstream prints.
+//! Upstream: `staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go`
+//! (`ValidateObjectMetaAccessor`, `ValidateObjectMetaAccessorUpdate`,
+//! `ValidateAnnotations`, `ValidateOwnerReferences`, `ValidateFinalizers`) and
+//! `staging/src/k8s.io/apimachinery/pkg/api/validation/generic.go` (the name
+//! validators behind [`NameRule`]).
 //!
 //! Simplified: `managedFields` is not validated; the `resourceVersion must be
 //! specified for an update` rule is left to the store, which knows whether
 //! the strategy allows unconditional updates.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::error::{FieldError, FieldErrorType};
-
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
-const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+use crate::error::FieldError;
+use crate::gofmt::{go_quote, go_string_slice, go_time};
+use crate::labels::validation::validate_labels;
+use crate::validation::{
+    invalid_raw, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, nonnegative,
+};
 
 /// Total bytes of annotation keys and values allowed on one object.
 pub const ANNOTATIONS_LIMIT: usize = 256 * 1024;
-
-/// `must be no more than N characters`.
-pub fn max_len_error(n: usize) -> String {
-    format!("must be no more than {n} characters")
-}
-
-/// Upstream's regex failure text: examples joined so that a double space
-/// appears (`'a',  or 'b'`), then the regex.
-pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
-    let mut s = msg.to_string();
-    if examples.is_empty() {
-        s.push_str(&format!(" (regex used for validation is '{fmt}')"));
-        return s;
-    }
-    s.push_str(" (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            s.push_str(" or ");
-        }
-        s.push_str(&format!("'{e}', "));
-    }
-    s.push_str(&format!("regex used for validation is '{fmt}')"));
-    s
-}
-
-/// `must be between lo and hi, inclusive`.
-pub fn range_error(lo: i64, hi: i64) -> String {
-    format!("must be between {lo} and {hi}, inclusive")
-}
-
-fn is_lower_alnum(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit()
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
-fn matches_dns1123_label(s: &str) -> bool {
-    let (Some(first), Some(last)) = (s.chars().next(), s.chars().last()) else {
-        return false;
-    };
-    is_lower_alnum(first) && is_lower_alnum(last) && s.chars().all(|c| is_lower_alnum(c) || c == '-')
-}
-
-fn matches_dns1123_subdomain(s: &str) -> bool {
-    s.split('.').all(matches_dns1123_label)
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
-fn matches_qualified_part(s: &str) -> bool {
-    let (Some(first), Some(last)) = (s.chars().next(), s.chars().last()) else {
-        return false;
-    };
-    first.is_ascii_alphanumeric()
-        && last.is_ascii_alphanumeric()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
-/// DNS-1123 label (at most 63 characters): namespaces, container names.
-pub fn is_dns1123_label(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len_error(63));
-    }
-    if !matches_dns1123_label(s) {
-        if matches_dns1123_subdomain(s) {
-            errs.push("must not contain dots".to_string());
-        } else {
-            errs.push(regex_error(
-                DNS1123_LABEL_MSG,
-                DNS1123_LABEL_FMT,
-                &["my-name", "123-abc"],
-            ));
-        }
-    }
-    errs
-}
-
-/// DNS-1123 subdomain (at most 253 characters): most object names.
-pub fn is_dns1123_subdomain(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 253 {
-        errs.push(max_len_error(253));
-    }
-    if !matches_dns1123_subdomain(s) {
-        errs.push(regex_error(
-            DNS1123_SUBDOMAIN_MSG,
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-/// DNS-1035 label (starts with a letter, at most 63): Service names.
-pub fn is_dns1035_label(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len_error(63));
-    }
-    let starts_alpha = s.chars().next().is_some_and(|c| c.is_ascii_lowercase());
-    if !(starts_alpha && matches_dns1123_label(s)) {
-        errs.push(regex_error(
-            DNS1035_LABEL_MSG,
-            DNS1035_LABEL_FMT,
-            &["my-name", "abc-123"],
-        ));
-    }
-    errs
-}
-
-/// A label key, annotation key or finalizer: `[prefix/]name`.
-pub fn is_qualified_name(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = s.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                for m in is_dns1123_subdomain(prefix) {
-                    errs.push(format!("prefix part {m}"));
-                }
-            }
-            *name
-        }
-        _ => {
-            errs.push(format!(
-                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(
-                    QUALIFIED_NAME_MSG,
-                    QUALIFIED_NAME_FMT,
-                    &["MyName", "my.name", "123-abc"]
-                )
-            ));
-            return errs;
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push(format!("name part {}", max_len_error(63)));
-    }
-    if !matches_qualified_part(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(
-                QUALIFIED_NAME_MSG,
-                QUALIFIED_NAME_FMT,
-                &["MyName", "my.name", "123-abc"]
-            )
-        ));
-    }
-    errs
-}
-
-/// A label value: empty, or a qualified-name part of at most 63.
-pub fn is_valid_label_value(s: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if s.len() > 63 {
-        errs.push(max_len_error(63));
-    }
-    if !s.is_empty() && !matches_qualified_part(s) {
-        errs.push(regex_error(
-            LABEL_VALUE_MSG,
-            LABEL_VALUE_FMT,
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
-}
 
 /// Which name syntax a kind uses for `metadata.name`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,137 +55,6 @@ impl NameRule {
         }
     }
 }
-
-/// `Invalid value: <raw>: <detail>` where `raw` is already Go-formatted
-/// (`map[string]string{...}`, `v1.LabelSelector{...}`), so it is not quoted.
-pub fn invalid_raw(field: impl Into<String>, raw: String, detail: &str) -> FieldError {
-    let detail = if detail.is_empty() {
-        raw
-    } else {
-        format!("{raw}: {detail}")
-    };
-    FieldError {
-        kind: FieldErrorType::Invalid,
-        field: field.into(),
-        value: None,
-        detail,
-    }
-}
-
-/// `must be greater than or equal to 0` for a negative integer field.
-pub fn nonnegative(v: Option<&Value>, field: &str) -> Vec<FieldError> {
-    match v.and_then(Value::as_i64) {
-        Some(n) if n < 0 => vec![FieldError::invalid(
-            field,
-            json!(n),
-            "must be greater than or equal to 0",
-        )],
-        _ => Vec::new(),
-    }
-}
-
-/// `must be greater than zero` for a zero or negative integer field.
-pub fn positive(v: Option<&Value>, field: &str) -> Vec<FieldError> {
-    match v.and_then(Value::as_i64) {
-        Some(n) if n <= 0 => vec![FieldError::invalid(field, json!(n), "must be greater than zero")],
-        _ => Vec::new(),
-    }
-}
-
-/// Go `%#v` of a `map[string]string`, keys sorted as Go's fmt does.
-pub fn go_string_map(m: Option<&Value>) -> String {
-    let Some(Value::Object(m)) = m else {
-        return "map[string]string(nil)".to_string();
-    };
-    let mut keys: Vec<&String> = m.keys().collect();
-    keys.sort();
-    let body: Vec<String> = keys
-        .iter()
-        .map(|k| format!("{k:?}:{:?}", m[*k].as_str().unwrap_or_default()))
-        .collect();
-    format!("map[string]string{{{}}}", body.join(", "))
-}
-
-/// Go `%#v` of a `v1.LabelSelector` (the form upstream prints for
-/// `field is immutable` on `spec.selector`).
-pub fn go_label_selector(sel: Option<&Value>) -> String {
-    let Some(sel) = sel.filter(|s| s.is_object()) else {
-        return "(*v1.LabelSelector)(nil)".to_string();
-    };
-    let exprs = match sel.get("matchExpressions").and_then(Value::as_array) {
-        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
-        Some(list) => {
-            let items: Vec<String> = list.iter().map(go_requirement).collect();
-            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
-        }
-    };
-    format!(
-        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{exprs}}}",
-        go_string_map(sel.get("matchLabels"))
-    )
-}
-
-fn go_requirement(r: &Value) -> String {
-    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-    let values = match r.get("values").and_then(Value::as_array) {
-        None => "[]string(nil)".to_string(),
-        Some(v) => {
-            let items: Vec<String> = v
-                .iter()
-                .map(|x| format!("{:?}", x.as_str().unwrap_or_default()))
-                .collect();
-            format!("[]string{{{}}}", items.join(", "))
-        }
-    };
-    format!(
-        "v1.LabelSelectorRequirement{{Key:{:?}, Operator:{:?}, Values:{values}}}",
-        s("key"),
-        s("operator")
-    )
-}
-
-/// Go `%#v` of an `intstr.IntOrString` value (upstream prints the struct).
-pub fn go_int_or_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{s:?}}}"),
-        other => format!(
-            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
-            other.as_i64().unwrap_or_default()
-        ),
-    }
-}
-
-/// Go's `time.Time.String()` of an RFC 3339 UTC timestamp, as printed for
-/// `creationTimestamp: Invalid value: ...: field is immutable`.
-fn go_time(v: Option<&Value>) -> String {
-    match v.and_then(Value::as_str) {
-        Some(t) => {
-            let t = t.trim_end_matches('Z').replacen('T', " ", 1);
-            format!("{t} +0000 UTC")
-        }
-        None => "null".to_string(),
-    }
-}
-
-/// Labels (`metadata.labels`, `spec.selector.matchLabels`, ...): every key a
-/// qualified name, every value a label value; errors name the map, not the key.
-pub fn validate_labels(labels: Option<&Value>, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let Some(Value::Object(m)) = labels else {
-        return errs;
-    };
-    for (k, v) in m {
-        for msg in is_qualified_name(k) {
-            errs.push(FieldError::invalid(path, json!(k), msg));
-        }
-        let v = v.as_str().unwrap_or_default();
-        for msg in is_valid_label_value(v) {
-            errs.push(FieldError::invalid(path, json!(v), msg));
-        }
-    }
-    errs
-}
-
 /// Annotations: keys are qualified names compared in lower case; the total
 /// size is capped.
 pub fn validate_annotations(annotations: Option<&Value>, path: &str) -> Vec<FieldError> {
@@ -413,8 +107,8 @@ fn validate_owner_references(refs: Option<&Value>, path: &str) -> Vec<FieldError
             errs.push(invalid_raw(
                 path,
                 format!(
-                    "v1.OwnerReference{{APIVersion:\"v1\", Kind:\"Event\", Name:{:?}}}",
-                    s("name")
+                    "v1.OwnerReference{{APIVersion:\"v1\", Kind:\"Event\", Name:{}}}",
+                    go_quote(s("name"))
                 ),
                 "/v1, Kind=Event is disallowed from being an owner",
             ));
@@ -442,11 +136,6 @@ fn string_list(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn go_string_slice(items: &[String]) -> String {
-    let q: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
-    format!("[]string{{{}}}", q.join(", "))
-}
-
 fn validate_finalizers(finalizers: Option<&Value>, path: &str) -> Vec<FieldError> {
     let list = string_list(finalizers);
     let mut errs = Vec::new();
@@ -458,7 +147,7 @@ fn validate_finalizers(finalizers: Option<&Value>, path: &str) -> Vec<FieldError
     if list.iter().any(|f| f == "orphan") && list.iter().any(|f| f == "foregroundDeletion") {
         errs.push(invalid_raw(
             path,
-            go_string_slice(&list),
+            go_string_slice(&list, false),
             "finalizer orphan and foregroundDeletion cannot be both set",
         ));
     }
@@ -570,7 +259,7 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> 
                 "metadata.finalizers",
                 format!(
                     "no new finalizers can be added if the object is being deleted, found new finalizers {}",
-                    go_string_slice(&extra)
+                    go_string_slice(&extra, false)
                 ),
             ));
         }
@@ -620,90 +309,4 @@ pub fn validate_object_meta_update(new: &Value, old: &Value) -> Vec<FieldError> 
     ));
     errs.extend(validate_meta_common(nm));
     errs
-}
-
-/// `spec.selector` as a `metav1.LabelSelector` (upstream
-/// `ValidateLabelSelector`, strict about label values).
-pub fn validate_label_selector(sel: Option<&Value>, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let Some(sel) = sel else {
-        return errs;
-    };
-    let exprs = sel.get("matchExpressions").and_then(Value::as_array);
-    for (i, r) in exprs.into_iter().flatten().enumerate() {
-        errs.extend(validate_requirement(r, &format!("{path}.matchExpressions[{i}]")));
-    }
-    errs.extend(validate_labels(
-        sel.get("matchLabels"),
-        &format!("{path}.matchLabels"),
-    ));
-    errs
-}
-
-fn validate_requirement(r: &Value, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let op = r.get("operator").and_then(Value::as_str).unwrap_or_default();
-    let values = string_list(r.get("values"));
-    match op {
-        "In" | "NotIn" if values.is_empty() => errs.push(FieldError::required(
-            format!("{path}.values"),
-            "must be specified when `operator` is 'In' or 'NotIn'",
-        )),
-        "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError::forbidden(
-            format!("{path}.values"),
-            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-        )),
-        "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-        other => errs.push(FieldError::invalid(
-            format!("{path}.operator"),
-            json!(other),
-            "not a valid selector operator",
-        )),
-    }
-    let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
-    for msg in is_qualified_name(key) {
-        errs.push(FieldError::invalid(format!("{path}.key"), json!(key), msg));
-    }
-    for (i, v) in values.iter().enumerate() {
-        for msg in is_valid_label_value(v) {
-            errs.push(FieldError::invalid(format!("{path}.values[{i}]"), json!(v), msg));
-        }
-    }
-    errs
-}
-
-/// Whether a selector has neither matchLabels nor matchExpressions.
-pub fn selector_is_empty(sel: &Value) -> bool {
-    let n = |k: &str| match sel.get(k) {
-        Some(Value::Object(m)) => m.len(),
-        Some(Value::Array(a)) => a.len(),
-        _ => 0,
-    };
-    n("matchLabels") + n("matchExpressions") == 0
-}
-
-/// Whether `labels` satisfies a `metav1.LabelSelector` (`None` labels are
-/// an empty set).
-pub fn selector_matches(sel: &Value, labels: Option<&Value>) -> bool {
-    let empty = Map::new();
-    let labels = labels.and_then(Value::as_object).unwrap_or(&empty);
-    let get = |k: &str| labels.get(k).and_then(Value::as_str);
-    if let Some(Value::Object(ml)) = sel.get("matchLabels")
-        && ml.iter().any(|(k, v)| get(k) != v.as_str())
-    {
-        return false;
-    }
-    let exprs = sel.get("matchExpressions").and_then(Value::as_array);
-    exprs.into_iter().flatten().all(|r| {
-        let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
-        let values = string_list(r.get("values"));
-        let has = |v: &str| values.iter().any(|x| x == v);
-        match r.get("operator").and_then(Value::as_str).unwrap_or_default() {
-            "In" => get(key).is_some_and(has),
-            "NotIn" => !get(key).is_some_and(has),
-            "Exists" => get(key).is_some(),
-            "DoesNotExist" => get(key).is_none(),
-            _ => false,
-        }
-    })
 }

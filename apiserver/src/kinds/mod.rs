@@ -43,7 +43,7 @@ use serde_json::{Map, Value, json};
 use crate::error::FieldError;
 use crate::registry::{ResourceInfo, Subresource};
 
-pub use meta::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
+pub use crate::validation::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
 
 /// The built-in kinds with a strategy of their own (and, in [`crate::table`], a printer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,9 +19,11 @@
 
 use serde_json::{Value, json};
 
-use super::meta::{self, NameRule, is_dns1123_label, range_error};
+use super::meta::{self, NameRule};
 use super::{child, default_key, get, get_str, items, items_mut, sem_eq, set};
 use crate::error::FieldError;
+use crate::labels::validation::validate_labels;
+use crate::validation::{self, is_dns1123_label, range_error};
 
 /// Defaults of a Pod object (PodSpec defaults plus the Pod-only ones).
 pub fn default_pod(obj: &mut Value) {
@@ -367,7 +369,7 @@ pub fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldE
     let Some(t) = template else {
         return vec![FieldError::required(path, "")];
     };
-    let mut errs = meta::validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
+    let mut errs = validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
     errs.extend(meta::validate_annotations(
         get(t, &["metadata", "annotations"]),
         &format!("{path}.annotations"),
@@ -441,7 +443,7 @@ fn validate_spec_scalars(spec: &Value, path: &str) -> Vec<FieldError> {
             errs.push(FieldError::invalid(format!("{path}.nodeName"), json!(node), msg));
         }
     }
-    errs.extend(meta::validate_labels(
+    errs.extend(validate_labels(
         spec.get("nodeSelector"),
         &format!("{path}.nodeSelector"),
     ));
@@ -568,7 +570,7 @@ fn validate_container_ports(c: &Value, path: &str) -> Vec<FieldError> {
 pub fn port_name_errors(port: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if port.len() > 15 {
-        errs.push(meta::max_len_error(15));
+        errs.push(validation::max_len_error(15));
     }
     if port.is_empty()
         || !port

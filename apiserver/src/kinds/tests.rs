@@ -144,10 +144,13 @@ fn labels_annotations_owner_refs_finalizers() {
 
 #[test]
 fn label_key_prefix_errors() {
-    let errs = meta::is_qualified_name("Example.com/app");
+    let errs = crate::validation::is_qualified_name("Example.com/app");
     assert!(errs[0].starts_with("prefix part a lowercase RFC 1123 subdomain"));
-    assert!(meta::is_qualified_name("app.kubernetes.io/name").is_empty());
-    assert_eq!(meta::is_qualified_name("a/")[0], "name part must be non-empty");
+    assert!(crate::validation::is_qualified_name("app.kubernetes.io/name").is_empty());
+    assert_eq!(
+        crate::validation::is_qualified_name("a/")[0],
+        "name part must be non-empty"
+    );
 }
 
 #[test]

@@ -13,10 +13,14 @@
 
 use serde_json::{Value, json};
 
-use super::meta::{self, go_int_or_string, go_label_selector, go_string_map, invalid_raw, nonnegative};
+use super::meta;
 use super::pod::{default_template, validate_pod_template};
 use super::{child, default_key, get, get_str, items_mut, sem_eq, set};
 use crate::error::{FieldError, FieldErrorType};
+use crate::gofmt::{go_int_or_string, go_label_selector, go_string_map};
+use crate::labels::Selector;
+use crate::labels::validation::{validate_label_selector, validate_labels};
+use crate::validation::{self, invalid_raw, nonnegative};
 
 /// The annotation carrying a DaemonSet's template generation in apps/v1.
 pub const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
@@ -184,18 +188,21 @@ fn validate_selector(spec: &Value, rules: &SelectorRules) -> (Vec<FieldError>, b
         errs.push(labels_mismatch(spec));
         return (errs, true);
     };
-    let sel_errs = meta::validate_label_selector(Some(sel), "spec.selector");
-    let parsed = sel_errs.is_empty();
-    errs.extend(sel_errs);
-    if meta::selector_is_empty(sel) {
-        errs.push(invalid_raw(
+    errs.extend(validate_label_selector(Some(sel), "spec.selector"));
+    // `LabelSelectorAsSelector`: an empty selector is rejected, a valid one
+    // must match the template's labels.
+    let selector = Selector::from_json(sel);
+    let template_labels = get(spec, &["template", "metadata", "labels"]);
+    match &selector {
+        Ok(s) if s.is_empty() => errs.push(invalid_raw(
             "spec.selector",
             go_label_selector(Some(sel)),
             &format!("empty selector is invalid for {}", rules.what),
-        ));
-    } else if parsed && !meta::selector_matches(sel, get(spec, &["template", "metadata", "labels"])) {
-        errs.push(labels_mismatch(spec));
+        )),
+        Ok(s) if !s.matches(&template_labels) => errs.push(labels_mismatch(spec)),
+        _ => {}
     }
+    let parsed = selector.is_ok();
     if !parsed {
         errs.push(invalid_raw(
             "spec.selector",
@@ -221,7 +228,7 @@ fn validate_always_template(spec: &Value, owner: &str, full: bool) -> Vec<FieldE
         validate_pod_template(template, "spec.template")
     } else {
         let t = template.cloned().unwrap_or(json!({}));
-        let mut e = meta::validate_labels(get(&t, &["metadata", "labels"]), "spec.template.labels");
+        let mut e = validate_labels(get(&t, &["metadata", "labels"]), "spec.template.labels");
         e.extend(meta::validate_annotations(
             get(&t, &["metadata", "annotations"]),
             "spec.template.annotations",
@@ -346,7 +353,7 @@ fn validate_int_or_percent(v: Option<&Value>, path: &str, cap: bool) -> Vec<Fiel
         Value::String(s) if !is_valid_percent(s) => vec![invalid_raw(
             path,
             go_int_or_string(v),
-            &meta::regex_error(
+            &validation::regex_error(
                 "a valid percent string must be a numeric string followed by an ending '%'",
                 "[0-9]+%",
                 &["1%", "93%"],

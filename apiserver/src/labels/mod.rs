@@ -25,6 +25,7 @@ mod parse;
 mod requirement;
 #[cfg(test)]
 mod tests;
+pub mod validation;
 
 use std::collections::BTreeMap;
 use std::fmt;

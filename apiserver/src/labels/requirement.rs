@@ -15,7 +15,7 @@ use std::fmt;
 
 use super::Labels;
 use crate::gofmt::{go_quote, go_string_slice};
-use crate::kinds::meta::{is_qualified_name, is_valid_label_value};
+use crate::validation::{is_qualified_name, is_valid_label_value};
 
 /// A selection operator, as in `k8s.io/apimachinery/pkg/selection`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

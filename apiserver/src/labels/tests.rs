@@ -355,10 +355,13 @@ fn not_in_without_values() {
     assert!(!sel.matches(&btree(&[])));
 }
 
+/// Operator, values, label pairs, and whether they match.
+type RequirementCase<'a> = (&'a str, Option<&'a [&'a str]>, &'a [(&'a str, &'a str)], bool);
+
 #[test]
 fn set_based_requirements_table() {
     // (operator, values, labels, matches) as upstream `Requirement.Matches`.
-    let cases: &[(&str, Option<&[&str]>, &[(&str, &str)], bool)] = &[
+    let cases: &[RequirementCase] = &[
         ("In", Some(&["x", "y"]), &[("k", "x")], true),
         ("In", Some(&["x"]), &[("k", "z")], false),
         ("In", Some(&["x"]), &[], false),
