@@ -195,7 +195,8 @@ async fn a_pod_is_bound_started_and_shown_running() {
 
     let obj = serde_json::to_value(&web).unwrap();
     let now = jiff::Timestamp::try_from(cluster.clock.now()).unwrap();
-    let cells = apiserver::table::row_cells("", "Pod", &obj, now);
+    let pods = apiserver::Registry::new().get("", "v1", "pods").unwrap();
+    let cells = apiserver::table::printer_for(&pods).row_cells(&obj, now);
     assert_eq!(
         (cells[1].as_str(), cells[2].as_str()),
         (Some("1/1"), Some("Running"))

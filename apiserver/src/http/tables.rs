@@ -1,14 +1,16 @@
 //! Lists and objects as `meta.k8s.io` Tables, for `kubectl get`.
 //!
 //! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go`
-//! (`asTable`). The cells come from [`crate::table`]; this
-//! module wraps them: column definitions, `row.object` per `includeObject`
-//! (PartialObjectMetadata by default), and the list metadata.
+//! (`asTable`). The columns and cells come from the kind's
+//! [`crate::table::TablePrinter`], resolved once per Table; this module wraps
+//! them: `row.object` per `includeObject` (PartialObjectMetadata by default),
+//! row conditions, and the list metadata.
 
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceInfo;
+use crate::table::TablePrinter;
 
 /// `?includeObject=`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,20 +47,27 @@ pub fn table(
     version: &str,
     now: jiff::Timestamp,
 ) -> Value {
+    let printer = crate::table::printer_for(info);
     let rows: Vec<Value> = objects
         .iter()
-        .map(|o| row(info, o, include, version, now))
+        .map(|o| row(printer, o, include, version, now))
         .collect();
     json!({
         "kind": "Table",
         "apiVersion": format!("meta.k8s.io/{version}"),
         "metadata": metadata,
-        "columnDefinitions": crate::table::column_definitions(&info.group, &info.kind),
+        "columnDefinitions": printer.column_definitions(),
         "rows": rows,
     })
 }
 
-fn row(info: &ResourceInfo, o: &Value, include: IncludeObject, version: &str, now: jiff::Timestamp) -> Value {
+fn row(
+    printer: &TablePrinter,
+    o: &Value,
+    include: IncludeObject,
+    version: &str,
+    now: jiff::Timestamp,
+) -> Value {
     let object = match include {
         IncludeObject::None => Value::Null,
         IncludeObject::Object => o.clone(),
@@ -68,9 +77,8 @@ fn row(info: &ResourceInfo, o: &Value, include: IncludeObject, version: &str, no
             "metadata": o.get("metadata").cloned().unwrap_or_else(|| json!({})),
         }),
     };
-    let mut row =
-        json!({"cells": crate::table::row_cells(&info.group, &info.kind, o, now), "object": object});
-    if let Some(conditions) = crate::table::row_conditions(&info.group, &info.kind, o) {
+    let mut row = json!({"cells": printer.row_cells(o, now), "object": object});
+    if let Some(conditions) = printer.row_conditions(o) {
         row["conditions"] = conditions;
     }
     row
