@@ -8,6 +8,8 @@
 //! expectations, the worker loop and the teaching trace); each controller
 //! module names the upstream controller it follows.
 
+pub mod controller_ref_manager;
+pub mod controller_utils;
 pub mod deployment;
 pub mod garbagecollector;
 pub mod replicaset;

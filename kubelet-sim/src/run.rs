@@ -195,8 +195,7 @@ fn found<T>(result: ClientResult<T>) -> ClientResult<Option<T>> {
 impl Core {
     fn on_pod(&self, pod: &Pod) {
         if node_name(pod).is_some_and(|n| self.node_names.contains(n)) {
-            self.queue
-                .add(controllers::runtime::informer::key_of(&pod.metadata));
+            self.queue.add(controllers::runtime::key_of(&pod.metadata));
         }
     }
 

@@ -32,7 +32,7 @@ use std::time::Duration;
 use controllers::runtime::informer::NODE_INDEX;
 use controllers::runtime::{
     Action, BoxFuture, Change, Client, EventType, Informer, ObjectRef, ReconcileError, Reconciler, Recorder,
-    ResourceRef, Store, Typed, WorkQueue, run_workers,
+    ResourceRef, Store, Typed, WorkQueue, key_of, run_workers,
 };
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -149,11 +149,6 @@ async fn handle_changes(
     }
 }
 
-/// `namespace/name` of a pod.
-fn key_of(pod: &Pod) -> String {
-    controllers::runtime::informer::key_of(&pod.metadata)
-}
-
 fn node_name(pod: &Pod) -> Option<&str> {
     pod.spec
         .as_ref()
@@ -198,7 +193,7 @@ impl Core {
             Change::Added(pod) => self.on_pod_seen(&pod, None),
             Change::Updated { old, new } => self.on_pod_seen(&new, Some(&old)),
             Change::Deleted(pod) => {
-                let key = key_of(&pod);
+                let key = key_of(&pod.metadata);
                 let mut state = self.lock();
                 state.assumed.remove(&key);
                 state.unschedulable.remove(&key);
@@ -211,7 +206,7 @@ impl Core {
     }
 
     fn on_pod_seen(&self, pod: &Pod, old: Option<&Pod>) {
-        let key = key_of(pod);
+        let key = key_of(&pod.metadata);
         if node_name(pod).is_some() {
             // The informer confirms the bind: the cache counts it now.
             self.lock().assumed.remove(&key);

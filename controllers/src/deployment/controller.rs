@@ -21,15 +21,14 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use store::Clock;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::sync::DeploymentSync;
-use crate::replicaset::pod_util::{get_controller_of, selector_matches};
-use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX, key_of};
+use crate::controller_utils::selector;
+use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX};
 use crate::runtime::{
-    Action, BoxFuture, Change, Client, Informer, ReconcileError, Reconciler, Recorder, Store, TracingClient,
-    WorkQueue, run_workers,
+    Action, BoxFuture, Change, Client, Feeds, Informer, ReconcileError, Reconciler, Recorder, Store,
+    TracingClient, WorkQueue, get_controller_of, key_of,
 };
 
 /// The controller's name, in the trace and the logs.
@@ -38,11 +37,7 @@ const NAME: &str = "deployment";
 /// The Deployment controller. Build it before the informers run, then [`DeploymentController::run`].
 pub struct DeploymentController {
     sync: Arc<DeploymentSync>,
-    queue: WorkQueue<String>,
-    handlers: Handlers,
-    deployment_changes: UnboundedReceiver<Change<Deployment>>,
-    replica_set_changes: UnboundedReceiver<Change<ReplicaSet>>,
-    pod_changes: UnboundedReceiver<Change<Pod>>,
+    feeds: Feeds<String>,
 }
 
 impl DeploymentController {
@@ -55,11 +50,11 @@ impl DeploymentController {
         replicasets: &Informer<ReplicaSet>,
         pods: &Informer<Pod>,
     ) -> Self {
-        let handlers = Handlers {
-            deployments: deployments.store(),
-            replicasets: replicasets.store(),
-            pods: pods.store(),
-        };
+        let handlers = Arc::new(Handlers::new(
+            deployments.store(),
+            replicasets.store(),
+            pods.store(),
+        ));
         let client = TracingClient::wrap(client, NAME);
         let sync = DeploymentSync::new(
             client,
@@ -69,50 +64,22 @@ impl DeploymentController {
             replicasets.store(),
             pods.store(),
         );
+        let mut feeds = Feeds::new(WorkQueue::named(clock, NAME));
+        let h = handlers.clone();
+        feeds.watch_keys(deployments, move |c| h.on_deployment(c));
+        let h = handlers.clone();
+        feeds.watch_keys(replicasets, move |c| h.on_replica_set(c));
+        feeds.watch_keys(pods, move |c| handlers.on_pod(c));
         DeploymentController {
             sync: Arc::new(sync),
-            queue: WorkQueue::named(clock, NAME),
-            handlers,
-            deployment_changes: deployments.subscribe(),
-            replica_set_changes: replicasets.subscribe(),
-            pod_changes: pods.subscribe(),
+            feeds,
         }
     }
 
-    /// Turns changes into keys and runs `workers` workers until `shutdown`; returns once they stopped.
+    /// Turns changes into keys and, once the caches have synced, runs `workers` workers until
+    /// `shutdown`; returns once they stopped.
     pub async fn run(self, workers: usize, shutdown: CancellationToken) {
-        let handlers = Arc::new(self.handlers);
-        let feeds = [
-            tokio::spawn(feed(
-                self.deployment_changes,
-                self.queue.clone(),
-                handlers.clone(),
-                Handlers::on_deployment,
-                shutdown.clone(),
-            )),
-            tokio::spawn(feed(
-                self.replica_set_changes,
-                self.queue.clone(),
-                handlers.clone(),
-                Handlers::on_replica_set,
-                shutdown.clone(),
-            )),
-            tokio::spawn(feed(
-                self.pod_changes,
-                self.queue.clone(),
-                handlers.clone(),
-                Handlers::on_pod,
-                shutdown.clone(),
-            )),
-        ];
-        if handlers.wait_synced(&shutdown).await {
-            run_workers(self.queue, self.sync, workers, shutdown).await;
-        }
-        for task in feeds {
-            if let Err(e) = task.await {
-                tracing::error!(controller = NAME, "event handler task failed: {e}");
-            }
-        }
+        self.feeds.run(self.sync, workers, shutdown).await;
     }
 }
 
@@ -126,26 +93,6 @@ impl Reconciler for DeploymentSync {
     fn reconcile(&self, key: &String) -> BoxFuture<'_, Result<Action, ReconcileError>> {
         let key = key.clone();
         Box::pin(async move { self.sync_deployment(&key).await })
-    }
-}
-
-/// Feeds one informer's changes, mapped to Deployment keys, into the queue until shutdown.
-async fn feed<K>(
-    mut changes: UnboundedReceiver<Change<K>>,
-    queue: WorkQueue<String>,
-    handlers: Arc<Handlers>,
-    to_keys: fn(&Handlers, &Change<K>) -> Vec<String>,
-    shutdown: CancellationToken,
-) {
-    loop {
-        let change = tokio::select! {
-            _ = shutdown.cancelled() => return,
-            change = changes.recv() => change,
-        };
-        let Some(change) = change else { return };
-        for key in to_keys(&handlers, &change) {
-            queue.add(key);
-        }
     }
 }
 
@@ -163,19 +110,6 @@ impl Handlers {
             deployments,
             replicasets,
             pods,
-        }
-    }
-
-    /// Waits for the three caches' first lists; false when shut down first.
-    async fn wait_synced(&self, shutdown: &CancellationToken) -> bool {
-        let synced = async {
-            self.deployments.wait_synced().await;
-            self.replicasets.wait_synced().await;
-            self.pods.wait_synced().await;
-        };
-        tokio::select! {
-            _ = shutdown.cancelled() => false,
-            _ = synced => true,
         }
     }
 
@@ -256,13 +190,8 @@ impl Handlers {
         let mut keys = Vec::new();
         for d in self.deployments.by_index(NAMESPACE_INDEX, ns) {
             let Some(spec) = d.spec.as_ref() else { continue };
-            let empty = spec.selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
-                && spec
-                    .selector
-                    .match_expressions
-                    .as_ref()
-                    .is_none_or(|e| e.is_empty());
-            if !empty && selector_matches(&spec.selector, rs.labels.as_ref()) {
+            let sel = &spec.selector;
+            if !selector::is_empty(sel) && selector::selector_matches(sel, rs.labels.as_ref()) {
                 keys.push(key_of(&d.metadata));
             }
         }
@@ -319,7 +248,3 @@ impl Handlers {
             .sum()
     }
 }
-
-#[cfg(test)]
-#[path = "controller_tests.rs"]
-mod tests;

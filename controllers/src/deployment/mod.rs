@@ -29,4 +29,6 @@ pub mod sync;
 pub mod util;
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;

@@ -50,10 +50,11 @@ use super::util::{
     NEW_REPLICA_SET_REASON, REVISION_ANNOTATION, compute_hash, deployment_complete, deployment_status,
     equal_ignore_hash, find_new_replica_set, find_old_replica_sets, get_deployment_condition,
     get_desired_replicas_annotation, has_progress_deadline, is_active, is_rolling_update, max_revision,
-    name_of, new_deployment_condition, new_rs_new_replicas, replicas_annotation_values,
+    new_deployment_condition, new_rs_new_replicas, replicas_annotation_values,
     replicas_annotations_need_update, rs_replicas, set_deployment_condition, set_deployment_revision,
     set_new_replica_set_annotations, set_replicas_annotations, spec_replicas,
 };
+use crate::runtime::name_of;
 
 /// One step of a sync. Apply in order; stop at the first failure.
 #[derive(Debug, Clone, PartialEq)]

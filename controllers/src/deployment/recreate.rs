@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::rolling::{ScaleChange, resize};
 use super::util::{get_actual_replica_count_for_replica_sets, is_active, spec_replicas};
+use crate::runtime::controller_uid;
 
 /// Upstream `scaleDownOldReplicaSetsForRecreate`: every active old ReplicaSet goes to 0.
 pub fn scale_down_old_replica_sets_for_recreate(old_rss: &mut [ReplicaSet]) -> Vec<ScaleChange> {
@@ -33,15 +34,8 @@ pub fn old_pods_running(new_rs: Option<&ReplicaSet>, old_rss: &[ReplicaSet], pod
     }
     let new_uid = new_rs.and_then(|rs| rs.metadata.uid.as_deref());
     pods.iter()
-        .filter(|pod| new_uid.is_none() || controller_uid(pod) != new_uid)
+        .filter(|pod| new_uid.is_none() || controller_uid(&pod.metadata) != new_uid)
         .any(|pod| is_not_terminal(pod))
-}
-
-fn controller_uid(pod: &Pod) -> Option<&str> {
-    let refs = pod.metadata.owner_references.as_ref()?;
-    refs.iter()
-        .find(|r| r.controller == Some(true))
-        .map(|r| r.uid.as_str())
 }
 
 fn is_not_terminal(pod: &Pod) -> bool {

@@ -12,9 +12,10 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 
 use super::util::{
     IntOrPercentError, by_creation_timestamp, get_available_replica_count_for_replica_sets,
-    get_replica_count_for_replica_sets, is_active, max_unavailable, name_of, new_rs_new_replicas,
-    rs_available, rs_replicas, set_rs_replicas, spec_replicas,
+    get_replica_count_for_replica_sets, is_active, max_unavailable, new_rs_new_replicas, rs_available,
+    rs_replicas, set_rs_replicas, spec_replicas,
 };
+use crate::runtime::name_of;
 
 /// One planned resize of a ReplicaSet: `from` is its size before, `to` the size to write.
 #[derive(Debug, Clone, PartialEq, Eq)]

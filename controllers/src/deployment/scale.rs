@@ -13,9 +13,10 @@ use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use super::rolling::{ScaleChange, resize};
 use super::util::{
     by_revision, by_size_newer, by_size_older, find_active_or_latest, get_replica_count_for_replica_sets,
-    get_replica_set_proportion, is_active, is_rolling_update, is_saturated, max_surge, name_of,
+    get_replica_set_proportion, is_active, is_rolling_update, is_saturated, max_surge,
     revision_history_limit, rs_replicas, rs_status_replicas, set_rs_replicas, spec_replicas,
 };
+use crate::runtime::name_of;
 
 /// Upstream `scale`: brings the sum of the ReplicaSets to the Deployment's size outside of a rollout
 /// step (a scaling event, or a paused Deployment).

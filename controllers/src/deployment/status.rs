@@ -28,10 +28,10 @@ use super::util::{
     deployment_timed_out, get_actual_replica_count_for_replica_sets,
     get_available_replica_count_for_replica_sets, get_deployment_condition,
     get_ready_replica_count_for_replica_sets, get_replica_count_for_replica_sets, has_progress_deadline,
-    max_unavailable, name_of, new_deployment_condition, progress_deadline_seconds,
-    remove_deployment_condition, replica_set_to_deployment_condition, set_deployment_condition,
-    spec_replicas,
+    max_unavailable, new_deployment_condition, progress_deadline_seconds, remove_deployment_condition,
+    replica_set_to_deployment_condition, set_deployment_condition, spec_replicas,
 };
+use crate::runtime::name_of;
 
 fn non_zero(v: i32) -> Option<i32> {
     (v != 0).then_some(v)

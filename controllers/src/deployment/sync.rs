@@ -3,7 +3,7 @@
 //! Upstream: `pkg/controller/deployment/deployment_controller.go` (`syncDeployment`,
 //! `getReplicaSetsForDeployment`, `getPodMapForDeployment`) and the write half of `sync.go`,
 //! `rolling.go` and `recreate.go` (`scaleReplicaSet`, the creates in `getNewReplicaSet`, the status
-//! updates), plus `controller_ref_manager.go` (`ClaimReplicaSets`, `RecheckDeletionTimestamp`).
+//! updates). Claiming is [`crate::controller_ref_manager`]'s (`ClaimReplicaSets`).
 //!
 //! ```text
 //! sync_deployment(key):
@@ -24,24 +24,24 @@
 //! upstream's `RecheckDeletionTimestamp`; "namespace is terminating" create errors are not
 //! special-cased.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use store::Clock;
 
 use super::plan::{self, CreateConflict, Plan, on_create_conflict, on_create_failure, plan_rollout};
 use super::util::REVISION_ANNOTATION;
-use crate::replicaset::pod_util::{
-    adopt_patch, get_controller_of, new_controller_ref, release_patch, selector_matches,
-};
-use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX, key_of};
+use crate::controller_ref_manager::ControllerRefManager;
+use crate::controller_utils::selector;
+use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX};
 use crate::runtime::{
-    Action, Client, ClientError, EventType, ObjectRef, PatchType, ReconcileError, Recorder, Store, Typed,
+    Action, Client, ClientError, EventType, ObjectRef, ReconcileError, Recorder, Store, Typed, clock_now,
+    name_of,
 };
 
 /// Everything one sync needs: the client, the clock, the recorder and the three caches.
@@ -85,21 +85,16 @@ impl DeploymentSync {
         let d = Deployment::clone(&cached);
         // An empty selector would claim every ReplicaSet of the namespace: the planner only
         // reports it, so nothing is claimed.
-        let rs_list = if selects_everything(&d) {
-            Vec::new()
-        } else {
-            self.claim_replica_sets(&d).await?
+        let rs_list = match d.spec.as_ref().map(|s| &s.selector) {
+            Some(selector) if !selector::is_empty(selector) => self.claim_replica_sets(&d, selector).await?,
+            Some(_) => Vec::new(),
+            None => self.claim_replica_sets(&d, &LabelSelector::default()).await?,
         };
         let pods = self.pods_of(&rs_list);
-        let now = self.now()?;
+        let now = clock_now(&self.clock)?;
         let plan = plan_rollout(&d, &rs_list, &pods, now)
             .map_err(|e| ReconcileError::terminal(format!("deployment {key}: {e}")))?;
         Applier::new(self, d, rs_list, now).apply(plan).await
-    }
-
-    /// The clock's time, read once per sync.
-    fn now(&self) -> Result<Timestamp, ReconcileError> {
-        Timestamp::try_from(self.clock.now()).map_err(|e| ReconcileError::retryable(e.to_string()))
     }
 
     /// Every pod controlled by one of `rs_list`, including finished ones
@@ -116,136 +111,20 @@ impl DeploymentSync {
         self.recorder.record(&ObjectRef::of(d), type_, reason, message);
     }
 
-    // --- claiming (ClaimReplicaSets) ----------------------------------------------------------------
-
     /// Upstream `getReplicaSetsForDeployment`: the ReplicaSets of `d`'s namespace that `d` controls
     /// after adopting matching orphans and releasing controlled ones that stopped matching.
-    async fn claim_replica_sets(&self, d: &Deployment) -> Result<Vec<ReplicaSet>, ReconcileError> {
+    async fn claim_replica_sets(
+        &self,
+        d: &Deployment,
+        selector: &LabelSelector,
+    ) -> Result<Vec<ReplicaSet>, ReconcileError> {
         let namespace = d.metadata.namespace.as_deref().unwrap_or("");
-        let selector = d.spec.as_ref().map(|s| s.selector.clone()).unwrap_or_default();
-        let mut recheck = Recheck::NotYet;
-        let mut claimed = Vec::new();
-        for rs in self.replicasets.by_index(NAMESPACE_INDEX, namespace) {
-            match claim_decision(&d.metadata, &rs.metadata, &selector) {
-                Claim::Keep => claimed.push(ReplicaSet::clone(&rs)),
-                Claim::Adopt => {
-                    self.recheck_can_adopt(d, &mut recheck).await?;
-                    claimed.extend(self.adopt(d, &rs).await?);
-                }
-                Claim::Release => self.release(d, &rs).await?,
-                Claim::Ignore => {}
-            }
-        }
-        Ok(claimed)
+        let candidates = self.replicasets.by_index(NAMESPACE_INDEX, namespace);
+        let claimed = ControllerRefManager::new(d, selector, &self.deployments_api, &self.replicasets_api)
+            .claim(&candidates)
+            .await?;
+        Ok(claimed.iter().map(|rs| ReplicaSet::clone(rs)).collect())
     }
-
-    /// Upstream `RecheckDeletionTimestamp`: before the first adoption, make sure (with a live GET,
-    /// not the cache) that `d` is still the same object and is not being deleted.
-    async fn recheck_can_adopt(&self, d: &Deployment, recheck: &mut Recheck) -> Result<(), ReconcileError> {
-        if *recheck == Recheck::Done {
-            return Ok(());
-        }
-        let (ns, name) = (d.metadata.namespace.as_deref(), name_of(&d.metadata));
-        let fresh = self.deployments_api.get(ns, name).await?;
-        if fresh.metadata.uid != d.metadata.uid {
-            let msg = format!(
-                "original Deployment {} is gone: its uid changed",
-                key_of(&d.metadata)
-            );
-            return Err(ReconcileError::retryable(msg));
-        }
-        if fresh.metadata.deletion_timestamp.is_some() {
-            let msg = format!("{} is being deleted; not adopting", key_of(&d.metadata));
-            return Err(ReconcileError::retryable(msg));
-        }
-        *recheck = Recheck::Done;
-        Ok(())
-    }
-
-    /// Patches `d`'s controller reference into the orphan `rs`; the adopted ReplicaSet, or `None`
-    /// when it is gone.
-    async fn adopt(&self, d: &Deployment, rs: &ReplicaSet) -> Result<Option<ReplicaSet>, ReconcileError> {
-        let owner = new_controller_ref(&d.metadata, "apps/v1", "Deployment");
-        let patch = adopt_patch(&owner, rs.metadata.uid.as_deref().unwrap_or(""));
-        let ns = rs.metadata.namespace.as_deref();
-        let result = self
-            .replicasets_api
-            .patch(ns, name_of(&rs.metadata), PatchType::Strategic, patch)
-            .await;
-        match result {
-            Ok(adopted) => Ok(Some(adopted)),
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Removes `d`'s controller reference from `rs`, which no longer matches the selector.
-    async fn release(&self, d: &Deployment, rs: &ReplicaSet) -> Result<(), ReconcileError> {
-        let owner_uid = d.metadata.uid.as_deref().unwrap_or("");
-        let patch = release_patch(owner_uid, rs.metadata.uid.as_deref().unwrap_or(""));
-        let ns = rs.metadata.namespace.as_deref();
-        let result = self
-            .replicasets_api
-            .patch(ns, name_of(&rs.metadata), PatchType::Strategic, patch)
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            // Gone, or already changed beyond recognition: nothing left to release.
-            Err(e) if e.is_not_found() || e.reason == "Invalid" => Ok(()),
-            Err(e) => Err(e.into()),
-        }
-    }
-}
-
-/// Whether the one-GET adoption re-check has happened in this sync.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Recheck {
-    NotYet,
-    Done,
-}
-
-/// What a Deployment does with one ReplicaSet of its namespace (upstream `ClaimObject`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Claim {
-    /// Controlled by the Deployment and matching.
-    Keep,
-    /// A matching orphan: adopt it.
-    Adopt,
-    /// Controlled by the Deployment but no longer matching: release it.
-    Release,
-    /// Someone else's, or not a candidate.
-    Ignore,
-}
-
-/// Upstream `ClaimObject`'s decision for a ReplicaSet, by controller reference and selector
-/// (the same rules as [`crate::replicaset::pod_util::claim_decision`] for pods).
-pub fn claim_decision(owner: &ObjectMeta, rs: &ObjectMeta, selector: &LabelSelector) -> Claim {
-    let owner_uid = owner.uid.as_deref().unwrap_or("");
-    let owner_deleting = owner.deletion_timestamp.is_some();
-    let matches = selector_matches(selector, rs.labels.as_ref());
-    match get_controller_of(rs) {
-        Some(r) if r.uid != owner_uid => Claim::Ignore,
-        Some(_) if matches => Claim::Keep,
-        Some(_) if owner_deleting => Claim::Ignore,
-        Some(_) => Claim::Release,
-        None if owner_deleting || !matches || rs.deletion_timestamp.is_some() => Claim::Ignore,
-        None if owner.namespace != rs.namespace => Claim::Ignore,
-        None => Claim::Adopt,
-    }
-}
-
-/// `spec.selector` is `{}` (upstream compares it with an empty `LabelSelector`).
-fn selects_everything(d: &Deployment) -> bool {
-    let Some(spec) = d.spec.as_ref() else {
-        return false;
-    };
-    let sel = &spec.selector;
-    sel.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
-        && sel.match_expressions.as_ref().is_none_or(Vec::is_empty)
-}
-
-fn name_of(meta: &ObjectMeta) -> &str {
-    meta.name.as_deref().unwrap_or("")
 }
 
 // --- applying a plan ---------------------------------------------------------------------------------
@@ -440,88 +319,5 @@ impl<'a> Applier<'a> {
         d.status = Some(status);
         self.d = self.sync.deployments_api.update_status(&d).await?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-
-    fn meta(ns: &str, uid: &str, labels: &[(&str, &str)], owner: Option<&str>) -> ObjectMeta {
-        ObjectMeta {
-            namespace: Some(ns.to_string()),
-            uid: Some(uid.to_string()),
-            labels: Some(
-                labels
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            ),
-            owner_references: owner.map(|uid| {
-                vec![OwnerReference {
-                    uid: uid.to_string(),
-                    controller: Some(true),
-                    ..Default::default()
-                }]
-            }),
-            ..Default::default()
-        }
-    }
-
-    fn app_web() -> LabelSelector {
-        LabelSelector {
-            match_labels: Some([("app".to_string(), "web".to_string())].into()),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn claim_keeps_adopts_releases_and_ignores() {
-        let d = meta("default", "d1", &[], None);
-        let web = [("app", "web")];
-        let db = [("app", "db")];
-        let sel = app_web();
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &web, Some("d1")), &sel),
-            Claim::Keep
-        );
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &web, None), &sel),
-            Claim::Adopt
-        );
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &db, Some("d1")), &sel),
-            Claim::Release
-        );
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &web, Some("x")), &sel),
-            Claim::Ignore
-        );
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &db, None), &sel),
-            Claim::Ignore
-        );
-        assert_eq!(
-            claim_decision(&d, &meta("other", "r", &web, None), &sel),
-            Claim::Ignore
-        );
-    }
-
-    #[test]
-    fn a_deleting_deployment_neither_adopts_nor_releases() {
-        let mut d = meta("default", "d1", &[], None);
-        d.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-            Timestamp::UNIX_EPOCH,
-        ));
-        let sel = app_web();
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &[("app", "web")], None), &sel),
-            Claim::Ignore
-        );
-        assert_eq!(
-            claim_decision(&d, &meta("default", "r", &[("app", "db")], Some("d1")), &sel),
-            Claim::Ignore
-        );
     }
 }

@@ -30,6 +30,9 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+// Re-exported for the property tests, which import it from here.
+pub(crate) use crate::runtime::name_of;
+
 /// Records the rollout sequence number of a ReplicaSet (and, copied, of its Deployment).
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 /// Comma-separated older revisions a re-used ReplicaSet has served (rollbacks).
@@ -126,11 +129,6 @@ fn rs_ready(rs: &ReplicaSet) -> i32 {
 /// The Deployment's `status`, or an empty one.
 pub fn deployment_status(d: &Deployment) -> DeploymentStatus {
     d.status.clone().unwrap_or_default()
-}
-
-/// `metadata.name` or "".
-pub fn name_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> &str {
-    meta.name.as_deref().unwrap_or("")
 }
 
 /// True unless the strategy is explicitly something other than `RollingUpdate` (API default).

@@ -38,7 +38,7 @@ use super::graph::{
 use super::graph_builder::{ATTEMPT_TO_DELETE, ATTEMPT_TO_ORPHAN, GraphBuilder, Monitor};
 use super::operations::Operations;
 use super::plan::{self, Decision, DeletingDependents, DeletionPropagation, OwnerState};
-use crate::runtime::client::{Client, ResourceRef, uid_of};
+use crate::runtime::client::{Client, ResourceRef, json_uid};
 use crate::runtime::{Action, BoxFuture, ReconcileError, Reconciler, TracingClient, run_workers};
 
 /// The controller's name, for the trace.
@@ -202,7 +202,7 @@ impl GarbageCollector {
             Err(e) if e.is_not_found() => return Ok(self.virtual_delete(id)),
             other => other?,
         };
-        if uid_of(&latest) != &*id.uid {
+        if json_uid(&latest) != &*id.uid {
             return Ok(self.virtual_delete(id));
         }
         if item.deleting_dependents {

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::graph::{Enqueue, Graph, Identity, Observed, Uid};
 use crate::runtime::WorkQueue;
-use crate::runtime::client::{Client, ListParams, ResourceRef, uid_of};
+use crate::runtime::client::{Client, ListParams, ResourceRef, json_uid};
 use crate::runtime::reflector::{Reflector, Sink};
 
 /// The attemptToDelete queue's name, in the trace.
@@ -150,7 +150,7 @@ impl Sink for GraphSink {
     fn replace(&mut self, items: Vec<Value>) {
         let mut listed = std::collections::HashSet::with_capacity(items.len());
         for item in &items {
-            listed.insert(uid_of(item));
+            listed.insert(json_uid(item));
             self.builder.observe(&self.resource, item);
         }
         let known = self
@@ -168,6 +168,6 @@ impl Sink for GraphSink {
     }
 
     fn delete(&mut self, object: Value) {
-        self.builder.observe_deleted(uid_of(&object));
+        self.builder.observe_deleted(json_uid(&object));
     }
 }

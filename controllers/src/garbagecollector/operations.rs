@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::graph::Identity;
 use super::plan::DeletionPropagation;
 use crate::runtime::client::{
-    Client, ClientError, ClientResult, DeleteParams, PatchType, ResourceRef, uid_of,
+    Client, ClientError, ClientResult, DeleteParams, PatchType, ResourceRef, json_uid,
 };
 
 /// Attempts of a read–patch before a conflict is handed back to the queue
@@ -107,7 +107,7 @@ impl Operations {
                 Err(e) if e.is_not_found() => return Ok(()),
                 other => other?,
             };
-            if uid_of(&live) != &*identity.uid {
+            if json_uid(&live) != &*identity.uid {
                 return Ok(());
             }
             let Some(patch) = make_patch(&live) else {

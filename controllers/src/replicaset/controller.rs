@@ -23,19 +23,22 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use store::Clock;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::plan::BURST_REPLICAS;
-use super::pod_util;
 use super::sync::ReplicaSetSync;
-use crate::runtime::events::Recorder;
-use crate::runtime::informer::{Change, NAMESPACE_INDEX, key_of};
+use crate::controller_utils::pods::is_pod_ready;
+use crate::controller_utils::selector;
+use crate::runtime::informer::{Change, NAMESPACE_INDEX};
 use crate::runtime::{
-    Client, Informer, Store, TracingClient, Typed, UidTrackingControllerExpectations, WorkQueue, run_workers,
+    Action, BoxFuture, Client, Feeds, Informer, ReconcileError, Reconciler, Recorder, Store, TracingClient,
+    Typed, UidTrackingControllerExpectations, WorkQueue, get_controller_of, key_of,
 };
+
+/// The queue the handlers feed.
+type Queue = WorkQueue<String>;
 
 /// The controller's name: the queue's and the trace's label.
 pub const NAME: &str = "replicaset";
@@ -44,9 +47,7 @@ pub const NAME: &str = "replicaset";
 /// before the informers run, then [`ReplicaSetController::run`] it.
 pub struct ReplicaSetController {
     sync: Arc<ReplicaSetSync>,
-    handlers: EventHandlers,
-    replicaset_changes: UnboundedReceiver<Change<ReplicaSet>>,
-    pod_changes: UnboundedReceiver<Change<Pod>>,
+    feeds: Feeds<String>,
 }
 
 impl ReplicaSetController {
@@ -71,159 +72,115 @@ impl ReplicaSetController {
             clock: clock.clone(),
             burst_replicas: BURST_REPLICAS,
         };
-        let handlers = EventHandlers {
+        let handlers = Arc::new(EventHandlers {
             replicasets: replicasets.store(),
             expectations,
-            queue: WorkQueue::named(clock, NAME),
-        };
+        });
+        let mut feeds = Feeds::new(WorkQueue::named(clock, NAME));
+        let h = handlers.clone();
+        feeds.watch(replicasets, move |c, q| h.on_replicaset(c, q));
+        feeds.watch(pods, move |c, q| handlers.on_pod(c, q));
         ReplicaSetController {
             sync: Arc::new(sync),
-            handlers,
-            replicaset_changes: replicasets.subscribe(),
-            pod_changes: pods.subscribe(),
+            feeds,
         }
     }
 
     /// The expectations shared by the sync and the event handlers.
     pub fn expectations(&self) -> &UidTrackingControllerExpectations {
-        &self.handlers.expectations
+        &self.sync.expectations
     }
 
     /// Runs until `shutdown`: handles informer events at once, starts
     /// `workers` workers once both caches have synced (upstream
     /// `WaitForNamedCacheSync`), and returns after the workers stopped.
     pub async fn run(self, workers: usize, shutdown: CancellationToken) {
-        let ReplicaSetController {
-            sync,
-            handlers,
-            replicaset_changes,
-            pod_changes,
-        } = self;
-        let rs_task = tokio::spawn(handle_replicasets(
-            replicaset_changes,
-            handlers.clone(),
-            shutdown.clone(),
-        ));
-        let pod_task = tokio::spawn(handle_pods(pod_changes, handlers.clone(), shutdown.clone()));
-        let synced = async {
-            sync.replicasets.wait_synced().await;
-            sync.pods.wait_synced().await;
-        };
-        tokio::select! {
-            () = shutdown.cancelled() => handlers.queue.shut_down(),
-            () = synced => run_workers(handlers.queue.clone(), sync, workers, shutdown.clone()).await,
-        }
-        for task in [rs_task, pod_task] {
-            if let Err(e) = task.await {
-                tracing::error!(controller = NAME, "event handler failed: {e}");
-            }
-        }
+        self.feeds.run(self.sync, workers, shutdown).await;
     }
 }
 
-async fn handle_replicasets(
-    mut changes: UnboundedReceiver<Change<ReplicaSet>>,
-    handlers: EventHandlers,
-    shutdown: CancellationToken,
-) {
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            change = changes.recv() => match change {
-                Some(change) => handlers.on_replicaset(change),
-                None => return,
-            },
-        }
-    }
-}
+impl Reconciler for ReplicaSetSync {
+    type Key = String;
 
-async fn handle_pods(
-    mut changes: UnboundedReceiver<Change<Pod>>,
-    handlers: EventHandlers,
-    shutdown: CancellationToken,
-) {
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            change = changes.recv() => match change {
-                Some(change) => handlers.on_pod(change),
-                None => return,
-            },
-        }
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn reconcile(&self, key: &String) -> BoxFuture<'_, Result<Action, ReconcileError>> {
+        let key = key.clone();
+        Box::pin(async move { self.sync_replica_set(&key).await })
     }
 }
 
 /// The informer event handlers: each maps a change to the keys of the
 /// ReplicaSets that must sync, and keeps the expectations up to date.
-#[derive(Clone)]
 pub struct EventHandlers {
     replicasets: Store<ReplicaSet>,
     expectations: UidTrackingControllerExpectations,
-    queue: WorkQueue<String>,
 }
 
 impl EventHandlers {
     /// Dispatches one ReplicaSet change.
-    pub fn on_replicaset(&self, change: Change<ReplicaSet>) {
+    pub fn on_replicaset(&self, change: &Change<ReplicaSet>, queue: &Queue) {
         match change {
-            Change::Added(rs) => self.enqueue(&rs),
-            Change::Updated { old, new } => self.update_rs(&old, &new),
-            Change::Deleted(rs) => self.delete_rs(&rs),
+            Change::Added(rs) => self.enqueue(queue, rs),
+            Change::Updated { old, new } => self.update_rs(queue, old, new),
+            Change::Deleted(rs) => self.delete_rs(queue, rs),
         }
     }
 
     /// Dispatches one pod change.
-    pub fn on_pod(&self, change: Change<Pod>) {
+    pub fn on_pod(&self, change: &Change<Pod>, queue: &Queue) {
         match change {
-            Change::Added(pod) => self.add_pod(&pod),
-            Change::Updated { old, new } => self.update_pod(&old, &new),
-            Change::Deleted(pod) => self.delete_pod(&pod),
+            Change::Added(pod) => self.add_pod(queue, pod),
+            Change::Updated { old, new } => self.update_pod(queue, old, new),
+            Change::Deleted(pod) => self.delete_pod(queue, pod),
         }
     }
 
-    fn enqueue(&self, rs: &ReplicaSet) {
-        self.queue.add(key_of(&rs.metadata));
+    fn enqueue(&self, queue: &Queue, rs: &ReplicaSet) {
+        queue.add(key_of(&rs.metadata));
     }
 
     /// Upstream `updateRS`: a namesake with a new UID means the old one was
     /// deleted; every update syncs (a resync retries failed creations).
-    fn update_rs(&self, old: &ReplicaSet, new: &ReplicaSet) {
+    fn update_rs(&self, queue: &Queue, old: &ReplicaSet, new: &ReplicaSet) {
         if old.metadata.uid != new.metadata.uid {
-            self.delete_rs(old);
+            self.delete_rs(queue, old);
         }
-        self.enqueue(new);
+        self.enqueue(queue, new);
     }
 
     /// Upstream `deleteRS`: forget the expectations, so that a new
     /// ReplicaSet of the same name starts clean.
-    fn delete_rs(&self, rs: &ReplicaSet) {
+    fn delete_rs(&self, queue: &Queue, rs: &ReplicaSet) {
         let key = key_of(&rs.metadata);
         self.expectations.delete_expectations(&key);
-        self.queue.add(key);
+        queue.add(key);
     }
 
     /// Upstream `addPod`: an owned pod is an observed creation; an orphan
     /// wakes every ReplicaSet that might adopt it.
-    fn add_pod(&self, pod: &Pod) {
+    fn add_pod(&self, queue: &Queue, pod: &Pod) {
         if pod.metadata.deletion_timestamp.is_some() {
             // Seen for the first time already deleting (e.g. after a
             // restart): not a creation anyone waits for.
-            self.delete_pod(pod);
+            self.delete_pod(queue, pod);
             return;
         }
-        if let Some(owner) = pod_util::get_controller_of(&pod.metadata) {
+        if let Some(owner) = get_controller_of(&pod.metadata) {
             if let Some(rs) = self.resolve_controller_ref(pod, owner) {
                 let key = key_of(&rs.metadata);
                 self.expectations.creation_observed(&key);
-                self.queue.add(key);
+                queue.add(key);
             }
             return;
         }
-        self.enqueue_matching(pod);
+        self.enqueue_matching(queue, pod);
     }
 
     /// Upstream `updatePod`.
-    fn update_pod(&self, old: &Pod, new: &Pod) {
+    fn update_pod(&self, queue: &Queue, old: &Pod, new: &Pod) {
         if old.metadata.resource_version == new.metadata.resource_version {
             return; // a resync: nothing changed
         }
@@ -231,44 +188,44 @@ impl EventHandlers {
         if new.metadata.deletion_timestamp.is_some() {
             // Graceful deletion has begun: replace the pod now rather than
             // when the kubelet finally removes it.
-            self.delete_pod(new);
+            self.delete_pod(queue, new);
             if labels_changed {
-                self.delete_pod(old);
+                self.delete_pod(queue, old);
             }
             return;
         }
-        let old_ref = pod_util::get_controller_of(&old.metadata);
-        let new_ref = pod_util::get_controller_of(&new.metadata);
+        let old_ref = get_controller_of(&old.metadata);
+        let new_ref = get_controller_of(&new.metadata);
         let ref_changed = old_ref != new_ref;
         if ref_changed && let Some(rs) = old_ref.and_then(|r| self.resolve_controller_ref(old, r)) {
-            self.enqueue(&rs);
+            self.enqueue(queue, &rs);
         }
         if let Some(owner) = new_ref {
             if let Some(rs) = self.resolve_controller_ref(new, owner) {
-                self.enqueue(&rs);
-                self.requeue_when_available(&rs, old, new);
+                self.enqueue(queue, &rs);
+                self.requeue_when_available(queue, &rs, old, new);
             }
             return;
         }
         if labels_changed || ref_changed {
-            self.enqueue_matching(new);
+            self.enqueue_matching(queue, new);
         }
     }
 
     /// A pod that just became Ready is available after minReadySeconds; look
     /// again then (plus a second against clock skew, as upstream).
-    fn requeue_when_available(&self, rs: &ReplicaSet, old: &Pod, new: &Pod) {
+    fn requeue_when_available(&self, queue: &Queue, rs: &ReplicaSet, old: &Pod, new: &Pod) {
         let min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
-        if min_ready > 0 && !pod_util::is_pod_ready(old) && pod_util::is_pod_ready(new) {
+        if min_ready > 0 && !is_pod_ready(old) && is_pod_ready(new) {
             let after = Duration::from_secs(u64::from(min_ready.unsigned_abs()) + 1);
-            self.queue.add_after(key_of(&rs.metadata), after);
+            queue.add_after(key_of(&rs.metadata), after);
         }
     }
 
     /// Upstream `deletePod`: an owned pod's deletion is observed (once, by
     /// pod key); orphans concern no one.
-    fn delete_pod(&self, pod: &Pod) {
-        let Some(owner) = pod_util::get_controller_of(&pod.metadata) else {
+    fn delete_pod(&self, queue: &Queue, pod: &Pod) {
+        let Some(owner) = get_controller_of(&pod.metadata) else {
             return;
         };
         let Some(rs) = self.resolve_controller_ref(pod, owner) else {
@@ -276,7 +233,7 @@ impl EventHandlers {
         };
         let key = key_of(&rs.metadata);
         self.expectations.deletion_observed(&key, &key_of(&pod.metadata));
-        self.queue.add(key);
+        queue.add(key);
     }
 
     /// Upstream `resolveControllerRef`: the cached ReplicaSet the reference
@@ -292,9 +249,9 @@ impl EventHandlers {
     }
 
     /// Enqueues every ReplicaSet that may adopt the orphan `pod`.
-    fn enqueue_matching(&self, pod: &Pod) {
+    fn enqueue_matching(&self, queue: &Queue, pod: &Pod) {
         for rs in self.pod_replicasets(pod) {
-            self.enqueue(&rs);
+            self.enqueue(queue, &rs);
         }
     }
 
@@ -309,17 +266,9 @@ impl EventHandlers {
             .into_iter()
             .filter(|rs| {
                 rs.spec.as_ref().is_some_and(|s| {
-                    !selector_is_empty(&s.selector) && pod_util::selector_matches(&s.selector, labels)
+                    !selector::is_empty(&s.selector) && selector::selector_matches(&s.selector, labels)
                 })
             })
             .collect()
     }
 }
-
-fn selector_is_empty(s: &LabelSelector) -> bool {
-    s.match_labels.as_ref().is_none_or(|m| m.is_empty())
-        && s.match_expressions.as_ref().is_none_or(|e| e.is_empty())
-}
-
-#[cfg(test)]
-mod tests;

@@ -19,9 +19,10 @@
 
 pub mod controller;
 pub mod plan;
-pub mod pod_util;
 pub mod status;
 pub mod sync;
 
 #[cfg(test)]
-mod tests;
+mod properties;
+#[cfg(test)]
+pub(crate) mod tests;

@@ -5,7 +5,7 @@
 //!
 //! Simplifications against upstream:
 //! * The plan is a value; expectations, slow-start batching of the creates (see
-//!   [`pod_util::slow_start_batches`]) and the concurrent deletes are applied by the async sync.
+//!   [`crate::controller_utils::slow_start::slow_start_batches`]) and the concurrent deletes are applied by the async sync.
 //! * `manageReplicas` is only called upstream when expectations are satisfied and the ReplicaSet is not
 //!   being deleted; the second check is folded in here ([`plan_replicas`] returns `Nothing`), the first
 //!   stays with the caller.
@@ -18,7 +18,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::pod_util::{self, RankedPod};
+use crate::controller_utils::ranking::{self, RankedPod};
+use crate::controller_utils::selector::selector_matches;
+use crate::runtime::{get_controller_of, is_controlled_by};
 
 /// Upstream `BurstReplicas`: at most this many creations or deletions per sync.
 pub const BURST_REPLICAS: usize = 500;
@@ -127,8 +129,8 @@ where
         return filtered_pods.iter().map(Borrow::borrow).collect();
     }
     let mut ranked: Vec<RankedPod<'a>> =
-        pod_util::rank_by_related_pods_on_same_node(filtered_pods, related_pods);
-    pod_util::sort_pods_with_ranks(&mut ranked, now);
+        ranking::rank_by_related_pods_on_same_node(filtered_pods, related_pods);
+    ranking::sort_pods_with_ranks(&mut ranked, now);
     ranked.into_iter().take(diff).map(|r| r.pod).collect()
 }
 
@@ -142,12 +144,11 @@ where
     S: Borrow<ReplicaSet>,
     P: Borrow<Pod>,
 {
-    let Some(controller) = pod_util::get_controller_of(&rs.metadata) else {
+    let Some(controller) = get_controller_of(&rs.metadata) else {
         return Vec::new();
     };
     let siblings = replica_sets.iter().map(Borrow::borrow).filter(|s| {
-        pod_util::is_controlled_by(&s.metadata, &controller.uid)
-            && s.metadata.namespace == rs.metadata.namespace
+        is_controlled_by(&s.metadata, &controller.uid) && s.metadata.namespace == rs.metadata.namespace
     });
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut related: Vec<&'a Pod> = Vec::new();
@@ -172,5 +173,5 @@ fn selects(rs: &ReplicaSet, pod: &Pod) -> bool {
         return false;
     };
     pod.metadata.namespace == rs.metadata.namespace
-        && pod_util::selector_matches(&spec.selector, pod.metadata.labels.as_ref())
+        && selector_matches(&spec.selector, pod.metadata.labels.as_ref())
 }

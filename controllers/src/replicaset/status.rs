@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::plan::desired_replicas;
-use super::pod_util::{is_pod_available, is_pod_ready};
+use crate::controller_utils::pods::{is_pod_available, is_pod_ready};
 
 /// Condition type set while creating or deleting pods fails.
 pub const REPLICA_FAILURE: &str = "ReplicaFailure";

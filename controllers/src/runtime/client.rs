@@ -321,24 +321,24 @@ impl DeleteParams {
 }
 
 /// `metadata.name` of an object, or "".
-pub fn name_of(obj: &Value) -> &str {
+pub fn json_name(obj: &Value) -> &str {
     obj.pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("")
 }
 
 /// `metadata.namespace` of an object.
-pub fn namespace_of(obj: &Value) -> Option<&str> {
+pub fn json_namespace(obj: &Value) -> Option<&str> {
     obj.pointer("/metadata/namespace").and_then(Value::as_str)
 }
 
 /// `metadata.uid` of an object, or "".
-pub fn uid_of(obj: &Value) -> &str {
+pub fn json_uid(obj: &Value) -> &str {
     obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("")
 }
 
 /// `metadata.resourceVersion` of an object, or "".
-pub fn resource_version_of(obj: &Value) -> &str {
+pub fn json_resource_version(obj: &Value) -> &str {
     obj.pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .unwrap_or("")
@@ -503,7 +503,7 @@ impl Client for InProcessClient {
         let sub = parse_subresource(subresource);
         Box::pin(async move {
             let info = self.info(&r)?;
-            let name = name_of(&obj).to_string();
+            let name = json_name(&obj).to_string();
             let opts = self.write_options();
             let ns = scoped(&r, ns.as_deref());
             let written = self.api.update(&info, ns, &name, obj, sub?, &opts).await?;
@@ -680,7 +680,7 @@ where
 
     async fn put(&self, obj: &K, subresource: Option<&str>) -> ClientResult<K> {
         let v = to_value(obj)?;
-        let ns = namespace_of(&v).map(str::to_string);
+        let ns = json_namespace(&v).map(str::to_string);
         let written = self
             .client
             .update(&self.resource, ns.as_deref(), v, subresource)
@@ -771,7 +771,7 @@ mod tests {
             assert!(stale.is_conflict(), "{stale:?}");
             assert!(client.get(&r, Some("default"), "c").await.is_ok());
             client
-                .delete(&r, Some("default"), "c", &with_uid(uid_of(&created)))
+                .delete(&r, Some("default"), "c", &with_uid(json_uid(&created)))
                 .await
                 .unwrap();
             assert!(

@@ -265,7 +265,7 @@ fn rfc3339(clock: &Clock) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::client::{InProcessClient, name_of};
+    use crate::runtime::client::{InProcessClient, json_name};
     use apiserver::testkit::TestApi;
     use std::time::Duration;
 
@@ -398,7 +398,7 @@ mod tests {
         );
         let items = wait_for_count(&client, &clock, 1).await;
         // The API server's Event TTL removes it.
-        let name = name_of(&items[0]).to_string();
+        let name = json_name(&items[0]).to_string();
         client
             .delete(&events_ref(), Some("default"), &name, &Default::default())
             .await
@@ -411,6 +411,6 @@ mod tests {
         );
         let items = wait_for_count(&client, &clock, 2).await;
         assert_eq!(items.len(), 1, "{items:?}");
-        assert_eq!(name_of(&items[0]), name, "the same Event, created again");
+        assert_eq!(json_name(&items[0]), name, "the same Event, created again");
     }
 }

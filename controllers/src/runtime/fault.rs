@@ -253,7 +253,7 @@ impl<C: Client> Client for FaultyClient<C> {
     }
 
     fn create(&self, r: &ResourceRef, ns: Option<&str>, obj: Value) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = describe("create", r, ns, super::client::name_of(&obj));
+        let what = describe("create", r, ns, super::client::json_name(&obj));
         self.faulty(Write::Create, what, self.inner.create(r, ns, obj))
     }
 
@@ -264,7 +264,7 @@ impl<C: Client> Client for FaultyClient<C> {
         obj: Value,
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = describe("update", r, ns, super::client::name_of(&obj));
+        let what = describe("update", r, ns, super::client::json_name(&obj));
         self.faulty(Write::Update, what, self.inner.update(r, ns, obj, subresource))
     }
 

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use super::client::{
     BoxFuture, Client, ClientError, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef,
-    WatchEvent, name_of,
+    WatchEvent, json_name,
 };
 
 /// A [`Client`] for an API server at a plain-HTTP address.
@@ -368,7 +368,7 @@ impl Client for HttpClient {
         obj: Value,
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>> {
-        let path = self.path(r, ns, Some(name_of(&obj)), subresource);
+        let path = self.path(r, ns, Some(json_name(&obj)), subresource);
         let url = format!("{path}{}", self.write_query());
         Box::pin(async move {
             let body = json_body(&obj)?;

@@ -47,6 +47,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{Client, ListParams, ResourceRef};
+use super::meta::{controller_uid, key_of, object_key};
 use super::reflector::{Reflector, Sink};
 use super::trace;
 
@@ -110,24 +111,6 @@ impl<K> Clone for Change<K> {
             Change::Deleted(o) => Change::Deleted(o.clone()),
         }
     }
-}
-
-/// `namespace/name`, or `name` for a cluster-scoped object
-/// (client-go `MetaNamespaceKeyFunc`).
-pub fn key_of(meta: &ObjectMeta) -> String {
-    let name = meta.name.as_deref().unwrap_or("");
-    match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.to_string(),
-    }
-}
-
-/// The uid of the ownerReference with `controller: true`, if any
-/// (apimachinery `metav1.GetControllerOf`).
-pub fn controller_uid(meta: &ObjectMeta) -> Option<String> {
-    let refs = meta.owner_references.as_ref()?;
-    let owner = refs.iter().find(|r| r.controller == Some(true))?;
-    Some(owner.uid.clone())
 }
 
 /// An index function: the index values of an object (client-go `IndexFunc`).
@@ -239,7 +222,7 @@ impl<K: Object> Store<K> {
 
     /// One object (`ns = None` for a cluster-scoped one).
     pub fn get(&self, ns: Option<&str>, name: &str) -> Option<Arc<K>> {
-        self.get_by_key(&trace::object_key(ns, name))
+        self.get_by_key(&object_key(ns, name))
     }
 
     /// One object by `namespace/name`.
@@ -402,7 +385,10 @@ fn add_builtin_indexes<K: Object>(store: &Store<K>) {
         o.metadata().namespace.iter().cloned().collect()
     });
     store.add_index(OWNER_INDEX, |o: &K| {
-        controller_uid(o.metadata()).into_iter().collect()
+        controller_uid(o.metadata())
+            .map(str::to_owned)
+            .into_iter()
+            .collect()
     });
     if K::KIND == "Pod" && K::GROUP.is_empty() {
         store.add_index(NODE_INDEX, |o: &K| {
@@ -584,7 +570,7 @@ mod tests {
             .expect("the informer is running")
     }
 
-    fn name_of<K: Object>(c: &Change<K>) -> (&'static str, String) {
+    fn kind_and_key<K: Object>(c: &Change<K>) -> (&'static str, String) {
         match c {
             Change::Added(o) => ("added", key_of(o.metadata())),
             Change::Updated { new, .. } => ("updated", key_of(new.metadata())),
@@ -622,13 +608,16 @@ mod tests {
         timeout(Duration::from_secs(5), store.wait_synced())
             .await
             .unwrap();
-        assert_eq!(name_of(&next(&mut rx).await), ("added", "default/before".into()));
+        assert_eq!(
+            kind_and_key(&next(&mut rx).await),
+            ("added", "default/before".into())
+        );
         assert!(store.get(Some("default"), "before").is_some());
 
         pods.create(Some("default"), &pod("p1", None, None))
             .await
             .unwrap();
-        assert_eq!(name_of(&next(&mut rx).await), ("added", "default/p1".into()));
+        assert_eq!(kind_and_key(&next(&mut rx).await), ("added", "default/p1".into()));
         assert!(
             store.get(Some("default"), "p1").is_some(),
             "cached before delivered"
@@ -657,7 +646,10 @@ mod tests {
             )
             .await
             .unwrap();
-        assert_eq!(name_of(&next(&mut rx).await), ("deleted", "default/p1".into()));
+        assert_eq!(
+            kind_and_key(&next(&mut rx).await),
+            ("deleted", "default/p1".into())
+        );
         assert!(store.get(Some("default"), "p1").is_none());
         assert_eq!(store.len(), 1);
 
@@ -876,7 +868,7 @@ mod tests {
         .await;
         let mut seen = Vec::new();
         while let Ok(Some(change)) = timeout(Duration::from_millis(200), rx.recv()).await {
-            seen.push(name_of(&change));
+            seen.push(kind_and_key(&change));
         }
         assert!(seen.contains(&("deleted", "default/goes".into())), "{seen:?}");
         assert!(seen.contains(&("added", "default/new".into())), "{seen:?}");
@@ -912,7 +904,7 @@ mod tests {
         let mut rx = informer.subscribe();
         let shutdown = CancellationToken::new();
         let task = informer.run(shutdown.clone());
-        assert_eq!(name_of(&next(&mut rx).await), ("added", "default/a".into()));
+        assert_eq!(kind_and_key(&next(&mut rx).await), ("added", "default/a".into()));
         match next(&mut rx).await {
             Change::Updated { old, new } => assert!(Arc::ptr_eq(&old, &new)),
             other => panic!("expected a resync update, got {other:?}"),
@@ -937,6 +929,6 @@ mod tests {
             .write()
             .put("default/a".into(), Arc::new(pod("a", None, None)));
         let mut rx = informer.subscribe();
-        assert_eq!(name_of(&next(&mut rx).await), ("added", "default/a".into()));
+        assert_eq!(kind_and_key(&next(&mut rx).await), ("added", "default/a".into()));
     }
 }

@@ -15,9 +15,11 @@
 //! | --- | --- | --- |
 //! | [`client`] | `dynamic/simple.go`, `api/errors/errors.go` | the [`Client`] trait, the in-process client, typed calls |
 //! | [`http_client`] | `rest/request.go` | the same trait over plain HTTP |
+//! | [`meta`] | `tools/cache/store.go` (keys), apimachinery `meta/v1/controller_ref.go` | an object's key, name and controller reference; `clock_now` |
 //! | [`informer`] | `tools/cache/reflector.go`, `shared_informer.go`, `thread_safe_store.go` | list + watch into an indexed cache shared by every controller |
 //! | [`workqueue`] | `util/workqueue/queue.go`, `delaying_queue.go`, `rate_limiting_queue.go`, `default_rate_limiters.go` | the deduplicating queue of keys |
 //! | [`expectations`] | `pkg/controller/controller_utils.go` | "I created 3 pods; wait until the cache has seen them" |
+//! | [`feed`] | `shared_informer.go` (`AddEventHandler`, `WaitForNamedCacheSync`), the controllers' `Run` | informer changes → handler → queue keys; a controller's `run` |
 //! | [`controller`] | sample-controller `controller.go` (`processNextWorkItem`) | the worker loop and the reconcile outcome |
 //! | [`events`] | `tools/record/event.go`, `events_cache.go` | Events with aggregated counts |
 //! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
@@ -30,8 +32,10 @@ pub mod controller;
 pub mod events;
 pub mod expectations;
 pub mod fault;
+pub mod feed;
 pub mod http_client;
 pub mod informer;
+pub mod meta;
 pub mod reflector;
 pub mod trace;
 pub mod workqueue;
@@ -44,7 +48,12 @@ pub use controller::{Action, ReconcileError, Reconciler, run_workers};
 pub use events::{EventType, ObjectRef, Recorder};
 pub use expectations::{ControllerExpectations, UidTrackingControllerExpectations};
 pub use fault::{FaultCounts, Faults, FaultyClient};
+pub use feed::Feeds;
 pub use http_client::HttpClient;
 pub use informer::{Change, Informer, Store};
+pub use meta::{
+    clock_now, controller_uid, get_controller_of, is_controlled_by, key_of, name_of, new_controller_ref,
+    object_key, split_key,
+};
 pub use trace::TracingClient;
 pub use workqueue::WorkQueue;

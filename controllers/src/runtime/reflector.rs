@@ -23,7 +23,7 @@ use serde_json::Value;
 use store::Clock;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{Client, ClientError, ListParams, ResourceRef, WatchEvent, resource_version_of};
+use super::client::{Client, ClientError, ListParams, ResourceRef, WatchEvent, json_resource_version};
 use super::trace;
 use std::sync::Arc;
 
@@ -199,11 +199,11 @@ impl<S: Sink> Reflector<S> {
     fn apply(&mut self, event: WatchEvent) -> Option<WatchEnd> {
         match event {
             WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                self.last_rv = resource_version_of(&o).to_string();
+                self.last_rv = json_resource_version(&o).to_string();
                 self.sink.upsert(o);
             }
             WatchEvent::Deleted(o) => {
-                self.last_rv = resource_version_of(&o).to_string();
+                self.last_rv = json_resource_version(&o).to_string();
                 self.sink.delete(o);
             }
             WatchEvent::Bookmark(rv) => self.last_rv = rv,

@@ -27,8 +27,9 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 use super::client::{
-    BoxFuture, Client, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef, WatchEvent, name_of,
+    BoxFuture, Client, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef, WatchEvent, json_name,
 };
+use super::meta::object_key;
 
 /// The `tracing` target of every trace line.
 pub const TARGET: &str = "miniplane::trace";
@@ -44,14 +45,6 @@ pub fn show<K: Debug + ?Sized>(key: &K) -> String {
     match s.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
         Some(inner) => inner.to_string(),
         None => s,
-    }
-}
-
-/// `ns/name`, or `name` for a cluster-scoped object.
-pub fn object_key(ns: Option<&str>, name: &str) -> String {
-    match ns {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.to_string(),
     }
 }
 
@@ -167,13 +160,13 @@ impl Client for TracingClient {
     fn create(&self, r: &ResourceRef, ns: Option<&str>, obj: Value) -> BoxFuture<'_, ClientResult<Value>> {
         let what = r.plural.clone();
         let ns = ns.map(str::to_string);
-        let requested = name_of(&obj).to_string();
+        let requested = json_name(&obj).to_string();
         let call = self.inner.create(r, ns.as_deref(), obj);
         Box::pin(async move {
             let result = call.await;
             // The server picks the name of a generateName create.
             let name = match &result {
-                Ok(o) => name_of(o).to_string(),
+                Ok(o) => json_name(o).to_string(),
                 Err(_) => requested,
             };
             write(
@@ -195,7 +188,7 @@ impl Client for TracingClient {
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>> {
         let what = resource_path(r, subresource);
-        let key = object_key(ns, name_of(&obj));
+        let key = object_key(ns, json_name(&obj));
         let call = self.inner.update(r, ns, obj, subresource);
         Box::pin(async move {
             let result = call.await;
@@ -346,7 +339,5 @@ mod tests {
         assert_eq!(show("default/web"), "default/web");
         assert_eq!(show(&String::from("a")), "a");
         assert_eq!(show(&("ns", 3)), "(\"ns\", 3)");
-        assert_eq!(object_key(Some("default"), "web"), "default/web");
-        assert_eq!(object_key(None, "node-1"), "node-1");
     }
 }

@@ -1,7 +1,8 @@
-//! Table tests for the ReplicaSet planning core; fixtures are built with the chained builders in
-//! [`fixtures`].
+//! The ReplicaSet controller's tests: [`plan`] and [`status`] are table tests of the pure core,
+//! built with the chained builders in [`fixtures`] (shared with the `controller_utils` and
+//! `controller_ref_manager` tests); [`controller`] runs the controller against a real API.
 
-mod fixtures;
+mod controller;
+pub(crate) mod fixtures;
 mod plan;
-mod pod_util;
 mod status;

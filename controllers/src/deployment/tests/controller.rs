@@ -13,10 +13,10 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
-use super::DeploymentController;
+use crate::controller_utils::pods::is_pod_ready;
+use crate::deployment::controller::DeploymentController;
 use crate::deployment::util::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, REVISION_ANNOTATION};
 use crate::replicaset::controller::ReplicaSetController;
-use crate::replicaset::pod_util::is_pod_ready;
 use crate::runtime::{Client, InProcessClient, Informer, PatchType, Recorder, Typed};
 
 const NS: Option<&str> = Some("default");

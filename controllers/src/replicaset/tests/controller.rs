@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
-use super::ReplicaSetController;
+use crate::replicaset::controller::ReplicaSetController;
 use crate::runtime::events::Recorder;
 use crate::runtime::{
     BoxFuture, Client, ClientError, ClientResult, DeleteParams, InProcessClient, Informer, ListParams,

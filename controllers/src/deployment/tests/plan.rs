@@ -13,13 +13,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::plan::{Step, plan_rollout};
-use super::rolling::{
+use crate::deployment::plan::{Step, plan_rollout};
+use crate::deployment::rolling::{
     ScaleChange, cleanup_unhealthy_replicas, reconcile_new_replica_set, reconcile_old_replica_sets,
     scale_down_old_replica_sets_for_rolling_update,
 };
-use super::scale::{cleanup_deployment, scale};
-use super::util::*;
+use crate::deployment::scale::{cleanup_deployment, scale};
+use crate::deployment::util::*;
+use crate::runtime::name_of;
 
 // ---------------------------------------------------------------------------------------------
 // JSON helpers and fixtures
@@ -222,7 +223,7 @@ fn fencepost_case(function: &str, input: &Value, want: &Value) -> Result<(), Str
 fn upstream_fenceposts() {
     run_file(
         "deployment_fenceposts.json",
-        include_str!("../../testdata/deployment_fenceposts.json"),
+        include_str!("../../../testdata/deployment_fenceposts.json"),
         fencepost_case,
     );
 }
@@ -325,7 +326,7 @@ fn replica_sums_case(input: &Value, want: &Value) -> Result<(), String> {
 fn upstream_status() {
     run_file(
         "deployment_status.json",
-        include_str!("../../testdata/deployment_status.json"),
+        include_str!("../../../testdata/deployment_status.json"),
         status_case,
     );
 }
@@ -412,7 +413,7 @@ fn set_new_annotations_case(input: &Value, want: &Value) -> Result<(), String> {
 fn upstream_annotations() {
     run_file(
         "deployment_annotations.json",
-        include_str!("../../testdata/deployment_annotations.json"),
+        include_str!("../../../testdata/deployment_annotations.json"),
         annotation_case,
     );
 }
@@ -486,7 +487,7 @@ fn rolling_case(function: &str, input: &Value, want: &Value) -> Result<(), Strin
 fn upstream_rolling() {
     run_file(
         "deployment_rolling.json",
-        include_str!("../../testdata/deployment_rolling.json"),
+        include_str!("../../../testdata/deployment_rolling.json"),
         rolling_case,
     );
 }
@@ -567,7 +568,7 @@ fn cleanup_case(input: &Value, want: &Value) -> Result<(), String> {
 fn upstream_scale() {
     run_file(
         "deployment_scale.json",
-        include_str!("../../testdata/deployment_scale.json"),
+        include_str!("../../../testdata/deployment_scale.json"),
         scale_case,
     );
 }
@@ -723,7 +724,7 @@ fn with_revision(mut d: Deployment, revision: &str) -> Deployment {
     d
 }
 
-fn scales(plan: &super::plan::Plan) -> Vec<(String, i32)> {
+fn scales(plan: &crate::deployment::plan::Plan) -> Vec<(String, i32)> {
     let scaled = plan.steps.iter().filter_map(|a| match a {
         Step::ScaleReplicaSet { name, replicas, .. } => Some((name.clone(), *replicas)),
         _ => None,

@@ -1,0 +1,212 @@
+//! The claim decisions and patches, for pods claimed by a ReplicaSet and ReplicaSets claimed by a
+//! Deployment; the async claim runs in the controllers' own tests.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference, Time};
+use serde_json::json;
+
+use super::*;
+use crate::controller_utils::selector::selector_matches;
+use crate::replicaset::tests::fixtures::{pod, rs};
+
+#[test]
+fn claim_decision_table() {
+    let owner = rs("web").build().metadata;
+    let deleting_owner = rs("web").deleting().build().metadata;
+    let cases = [
+        (
+            "owned and matching",
+            &owner,
+            pod("p").controlled_by("uid-web").build(),
+            true,
+            ClaimDecision::Keep,
+        ),
+        (
+            "owned, not matching",
+            &owner,
+            pod("p").controlled_by("uid-web").build(),
+            false,
+            ClaimDecision::Release,
+        ),
+        (
+            "owned, not matching, owner deleting",
+            &deleting_owner,
+            pod("p").controlled_by("uid-web").build(),
+            false,
+            ClaimDecision::Ignore,
+        ),
+        (
+            "owned and matching, owner deleting",
+            &deleting_owner,
+            pod("p").controlled_by("uid-web").build(),
+            true,
+            ClaimDecision::Keep,
+        ),
+        (
+            "other controller",
+            &owner,
+            pod("p").controlled_by("uid-x").build(),
+            true,
+            ClaimDecision::Ignore,
+        ),
+        (
+            "orphan matching",
+            &owner,
+            pod("p").build(),
+            true,
+            ClaimDecision::Adopt,
+        ),
+        (
+            "orphan with non-controller ref",
+            &owner,
+            pod("p").owner("x", false).build(),
+            true,
+            ClaimDecision::Adopt,
+        ),
+        (
+            "orphan not matching",
+            &owner,
+            pod("p").build(),
+            false,
+            ClaimDecision::Ignore,
+        ),
+        (
+            "orphan being deleted",
+            &owner,
+            pod("p").deleting().build(),
+            true,
+            ClaimDecision::Ignore,
+        ),
+        (
+            "orphan, owner deleting",
+            &deleting_owner,
+            pod("p").build(),
+            true,
+            ClaimDecision::Ignore,
+        ),
+        (
+            "orphan in another namespace",
+            &owner,
+            pod("p").namespace("other").build(),
+            true,
+            ClaimDecision::Ignore,
+        ),
+    ];
+    for (name, owner, p, matches, want) in cases {
+        assert_eq!(claim_decision(owner, &p.metadata, matches), want, "{name}");
+    }
+}
+
+#[test]
+fn claim_decisions_follow_the_selector() {
+    let web = rs("web").build();
+    let pods: Vec<Arc<Pod>> = [
+        pod("kept").controlled_by("uid-web").build(),
+        pod("orphan").build(),
+        pod("relabelled")
+            .controlled_by("uid-web")
+            .labels(&[("app", "db")])
+            .build(),
+        pod("stranger").labels(&[("app", "db")]).build(),
+        pod("theirs").controlled_by("uid-other").build(),
+    ]
+    .into_iter()
+    .map(Arc::new)
+    .collect();
+    let selector = &web.spec.as_ref().expect("spec").selector;
+    use ClaimDecision::*;
+    assert_eq!(
+        claim_decisions(&web.metadata, selector, &pods),
+        [Keep, Adopt, Release, Ignore, Ignore]
+    );
+}
+
+#[test]
+fn adopt_and_release_patches() {
+    let web = rs("web").build();
+    let reference = new_controller_ref(&web.metadata, "apps/v1", "ReplicaSet");
+    assert_eq!(
+        adopt_patch(&reference, "uid-p"),
+        json!({"metadata": {"uid": "uid-p", "ownerReferences": [{
+            "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "uid-web",
+            "controller": true, "blockOwnerDeletion": true
+        }]}})
+    );
+    assert_eq!(
+        release_patch("uid-web", "uid-p"),
+        json!({"metadata": {"uid": "uid-p", "ownerReferences": [{"$patch": "delete", "uid": "uid-web"}]}})
+    );
+}
+
+// ----- the same rules for ReplicaSets claimed by a Deployment -----
+
+fn meta(ns: &str, uid: &str, labels: &[(&str, &str)], owner: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        namespace: Some(ns.to_string()),
+        uid: Some(uid.to_string()),
+        labels: Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        owner_references: owner.map(|uid| {
+            vec![OwnerReference {
+                uid: uid.to_string(),
+                controller: Some(true),
+                ..Default::default()
+            }]
+        }),
+        ..Default::default()
+    }
+}
+
+/// The decision for `rs` under a Deployment selecting `app=web`.
+fn decide(d: &ObjectMeta, rs: &ObjectMeta) -> ClaimDecision {
+    let selector = LabelSelector {
+        match_labels: Some([("app".to_string(), "web".to_string())].into()),
+        ..Default::default()
+    };
+    claim_decision(d, rs, selector_matches(&selector, rs.labels.as_ref()))
+}
+
+#[test]
+fn a_deployment_keeps_adopts_releases_and_ignores_replica_sets() {
+    let d = meta("default", "d1", &[], None);
+    let web = [("app", "web")];
+    let db = [("app", "db")];
+    assert_eq!(
+        decide(&d, &meta("default", "r", &web, Some("d1"))),
+        ClaimDecision::Keep
+    );
+    assert_eq!(
+        decide(&d, &meta("default", "r", &web, None)),
+        ClaimDecision::Adopt
+    );
+    assert_eq!(
+        decide(&d, &meta("default", "r", &db, Some("d1"))),
+        ClaimDecision::Release
+    );
+    assert_eq!(
+        decide(&d, &meta("default", "r", &web, Some("x"))),
+        ClaimDecision::Ignore
+    );
+    assert_eq!(
+        decide(&d, &meta("default", "r", &db, None)),
+        ClaimDecision::Ignore
+    );
+    assert_eq!(decide(&d, &meta("other", "r", &web, None)), ClaimDecision::Ignore);
+}
+
+#[test]
+fn a_deleting_deployment_neither_adopts_nor_releases() {
+    let mut d = meta("default", "d1", &[], None);
+    d.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    let orphan = meta("default", "r", &[("app", "web")], None);
+    assert_eq!(decide(&d, &orphan), ClaimDecision::Ignore);
+    let relabelled = meta("default", "r", &[("app", "db")], Some("d1"));
+    assert_eq!(decide(&d, &relabelled), ClaimDecision::Ignore);
+}

@@ -1,0 +1,131 @@
+//! From informer changes to work-queue keys, and a controller's `run`: the part every controller
+//! would otherwise write again.
+//!
+//! Upstream: client-go `tools/cache/shared_informer.go` (`AddEventHandler` with
+//! `ResourceEventHandlerFuncs`, `WaitForNamedCacheSync`) and the `Run` of
+//! `pkg/controller/replicaset/replica_set.go` and `pkg/controller/deployment/deployment_controller.go`
+//! (wait for the caches, start the workers, stop on shutdown).
+//!
+//! ```text
+//! Feeds::new(queue)
+//!   .watch(&informer_a, |change, queue| ...)        handler with side effects (expectations, add_after)
+//!   .watch_keys(&informer_b, |change| vec![key])    handler that only maps a change to keys
+//! feeds.run(reconciler, workers, shutdown):
+//!   spawn one task per informer: change → handler → queue, until shutdown
+//!   wait until every watched cache has synced  (shutdown first: shut the queue down, run no worker)
+//!   run_workers until shutdown; then join the handler tasks
+//! ```
+//!
+//! Simplified against upstream: a handler is one function of the [`Change`] (not three callbacks),
+//! it runs on its own task reading the informer's change channel, and there is no
+//! `ResourceEventHandlerRegistration` to remove a handler again.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use super::client::BoxFuture;
+use super::controller::{Reconciler, run_workers};
+use super::informer::{Change, Informer, Object};
+use super::workqueue::WorkQueue;
+
+/// A handler task, started by [`Feeds::run`] with the shutdown token.
+type Task = Box<dyn FnOnce(CancellationToken) -> BoxFuture<'static, ()> + Send>;
+
+/// The informers a controller listens to, with their handlers, feeding one queue.
+pub struct Feeds<Q> {
+    queue: WorkQueue<Q>,
+    tasks: Vec<Task>,
+    synced: Vec<BoxFuture<'static, ()>>,
+}
+
+impl<Q: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static> Feeds<Q> {
+    /// No informers yet; every handler will add to `queue`.
+    pub fn new(queue: WorkQueue<Q>) -> Self {
+        Feeds {
+            queue,
+            tasks: Vec::new(),
+            synced: Vec::new(),
+        }
+    }
+
+    /// The queue the handlers feed.
+    pub fn queue(&self) -> &WorkQueue<Q> {
+        &self.queue
+    }
+
+    /// Subscribes `handler` to `informer`'s changes (call before the informer runs). The handler
+    /// adds to the queue itself: for handlers that also keep state (expectations) or delay a key.
+    pub fn watch<K: Object>(
+        &mut self,
+        informer: &Informer<K>,
+        handler: impl Fn(&Change<K>, &WorkQueue<Q>) + Send + Sync + 'static,
+    ) -> &mut Self {
+        let changes = informer.subscribe();
+        let queue = self.queue.clone();
+        self.tasks.push(Box::new(move |shutdown| {
+            Box::pin(feed(changes, queue, handler, shutdown))
+        }));
+        let store = informer.store();
+        self.synced
+            .push(Box::pin(async move { store.wait_synced().await }));
+        self
+    }
+
+    /// Like [`Feeds::watch`], for a handler that only maps a change to the keys to sync now.
+    pub fn watch_keys<K: Object>(
+        &mut self,
+        informer: &Informer<K>,
+        to_keys: impl Fn(&Change<K>) -> Vec<Q> + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.watch(informer, move |change, queue| {
+            for key in to_keys(change) {
+                queue.add(key);
+            }
+        })
+    }
+
+    /// Runs the handlers at once and, once every watched cache has synced, `workers` workers
+    /// until `shutdown`; returns after the workers and the handler tasks have stopped.
+    pub async fn run<R: Reconciler<Key = Q>>(
+        self,
+        reconciler: Arc<R>,
+        workers: usize,
+        shutdown: CancellationToken,
+    ) {
+        let name = reconciler.name().to_string();
+        let tasks: Vec<_> = self
+            .tasks
+            .into_iter()
+            .map(|task| tokio::spawn(task(shutdown.clone())))
+            .collect();
+        let synced = futures::future::join_all(self.synced);
+        tokio::select! {
+            () = shutdown.cancelled() => self.queue.shut_down(),
+            _ = synced => run_workers(self.queue, reconciler, workers, shutdown).await,
+        }
+        for task in tasks {
+            if let Err(e) = task.await {
+                tracing::error!(controller = name, "event handler task failed: {e}");
+            }
+        }
+    }
+}
+
+/// Hands every change of one informer to `handler` until `shutdown` or the informer is gone.
+pub async fn feed<K, Q>(
+    mut changes: UnboundedReceiver<Change<K>>,
+    queue: WorkQueue<Q>,
+    handler: impl Fn(&Change<K>, &WorkQueue<Q>),
+    shutdown: CancellationToken,
+) {
+    loop {
+        let change = tokio::select! {
+            () = shutdown.cancelled() => return,
+            change = changes.recv() => change,
+        };
+        let Some(change) = change else { return };
+        handler(&change, &queue);
+    }
+}
