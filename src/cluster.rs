@@ -81,6 +81,34 @@ pub fn start_with_clients(
     shutdown: &CancellationToken,
     client: &dyn Fn(&str) -> Arc<dyn Client>,
 ) -> Vec<JoinHandle<()>> {
+    let every = Components {
+        controllers: true,
+        scheduler: true,
+    };
+    start_components(api, clock, sim, seed, shutdown, client, every)
+}
+
+/// Which components run besides the kubelet (that one runs when
+/// [`SimConfig::nodes`] is above 0).
+#[derive(Clone, Copy, Debug)]
+struct Components {
+    /// The ReplicaSet and Deployment controllers and the garbage collector.
+    controllers: bool,
+    /// The scheduler.
+    scheduler: bool,
+}
+
+/// [`start_with_clients`], for the chosen components only; an informer
+/// runs when a started component reads it.
+fn start_components(
+    api: &Api,
+    clock: &Clock,
+    sim: &SimConfig,
+    seed: u64,
+    shutdown: &CancellationToken,
+    client: &dyn Fn(&str) -> Arc<dyn Client>,
+    which: Components,
+) -> Vec<JoinHandle<()>> {
     let informer_client = client("miniplane-informers");
     let deployments = Informer::<Deployment>::new(informer_client.clone(), clock.clone(), None);
     let replicasets = Informer::<ReplicaSet>::new(informer_client.clone(), clock.clone(), None);
@@ -89,38 +117,43 @@ pub fn start_with_clients(
 
     let recorder =
         |c: &Arc<dyn Client>, component: &str| Recorder::new(c.clone(), clock.clone(), component, None);
-    let rs_client = client("replicaset-controller");
-    let rs_controller = ReplicaSetController::new(
-        rs_client.clone(),
-        clock.clone(),
-        recorder(&rs_client, "replicaset-controller"),
-        &replicasets,
-        &pods,
-    );
-    let d_client = client("deployment-controller");
-    let d_controller = DeploymentController::new(
-        d_client.clone(),
-        clock.clone(),
-        recorder(&d_client, "deployment-controller"),
-        &deployments,
-        &replicasets,
-        &pods,
-    );
-    // The garbage collector lists and watches every kind itself, keeping
-    // only metadata in its owner graph, as upstream's monitors do.
-    let gc = GarbageCollector::new(
-        client(GC_CLIENT),
-        clock.clone(),
-        deletable_resources(api.registry()),
-    );
-    let s_client = client("default-scheduler");
-    let scheduler = Scheduler::new(
-        s_client.clone(),
-        clock.clone(),
-        recorder(&s_client, "default-scheduler"),
-        &pods,
-        &nodes,
-    );
+    let controllers = which.controllers.then(|| {
+        let rs_client = client("replicaset-controller");
+        let rs_controller = ReplicaSetController::new(
+            rs_client.clone(),
+            clock.clone(),
+            recorder(&rs_client, "replicaset-controller"),
+            &replicasets,
+            &pods,
+        );
+        let d_client = client("deployment-controller");
+        let d_controller = DeploymentController::new(
+            d_client.clone(),
+            clock.clone(),
+            recorder(&d_client, "deployment-controller"),
+            &deployments,
+            &replicasets,
+            &pods,
+        );
+        // The garbage collector lists and watches every kind itself, keeping
+        // only metadata in its owner graph, as upstream's monitors do.
+        let gc = GarbageCollector::new(
+            client(GC_CLIENT),
+            clock.clone(),
+            deletable_resources(api.registry()),
+        );
+        (rs_controller, d_controller, gc)
+    });
+    let scheduler = which.scheduler.then(|| {
+        let s_client = client("default-scheduler");
+        Scheduler::new(
+            s_client.clone(),
+            clock.clone(),
+            recorder(&s_client, "default-scheduler"),
+            &pods,
+            &nodes,
+        )
+    });
     if sim.nodes > 0 {
         api.set_log_source(Arc::new(kubelet_logs));
     }
@@ -135,20 +168,214 @@ pub fn start_with_clients(
         )
     });
 
-    let mut handles = vec![
-        deployments.run(shutdown.clone()),
-        replicasets.run(shutdown.clone()),
-        pods.run(shutdown.clone()),
-        nodes.run(shutdown.clone()),
-    ];
-    handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
-    handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
-    handles.push(tokio::spawn(gc.run(sim.workers, shutdown.clone())));
-    handles.push(tokio::spawn(scheduler.run(shutdown.clone())));
+    // Every reader has subscribed: the informers start, those read only.
+    let mut handles = Vec::new();
+    if controllers.is_some() {
+        handles.push(deployments.run(shutdown.clone()));
+        handles.push(replicasets.run(shutdown.clone()));
+    }
+    if controllers.is_some() || scheduler.is_some() || kubelet.is_some() {
+        handles.push(pods.run(shutdown.clone()));
+    }
+    if scheduler.is_some() {
+        handles.push(nodes.run(shutdown.clone()));
+    }
+    if let Some((rs_controller, d_controller, gc)) = controllers {
+        handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
+        handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
+        handles.push(tokio::spawn(gc.run(sim.workers, shutdown.clone())));
+    }
+    if let Some(scheduler) = scheduler {
+        handles.push(tokio::spawn(scheduler.run(shutdown.clone())));
+    }
     if let Some(kubelet) = kubelet {
         handles.push(tokio::spawn(kubelet.run(shutdown.clone())));
     }
     handles
+}
+
+/// Makes a client for a component: `(api, component name)`.
+type ClientFactory = Box<dyn Fn(&Api, &str) -> Arc<dyn Client>>;
+
+/// An in-process control plane for tests and benchmarks: an API over a
+/// temporary store ([`apiserver::testkit::TestApi`]), the chosen components
+/// started on it, and a client for the test. Stopped by [`Cluster::stop`],
+/// or (without waiting) when dropped.
+pub struct Cluster {
+    api: Api,
+    clock: Clock,
+    client: Arc<dyn Client>,
+    shutdown: CancellationToken,
+    handles: Vec<JoinHandle<()>>,
+}
+
+/// What [`ClusterBuilder::start`] starts: by default every component, three
+/// nodes, the system clock and seed 0.
+pub struct ClusterBuilder {
+    clock: Clock,
+    seed: u64,
+    history: Option<usize>,
+    sim: SimConfig,
+    components: Components,
+    clients: Option<ClientFactory>,
+}
+
+impl Cluster {
+    /// A builder: every component, [`SimConfig::default`], the system
+    /// clock, seed 0.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder {
+            clock: Clock::system(),
+            seed: 0,
+            history: None,
+            sim: SimConfig::default(),
+            components: Components {
+                controllers: true,
+                scheduler: true,
+            },
+            clients: None,
+        }
+    }
+
+    /// The in-process API.
+    pub fn api(&self) -> &Api {
+        &self.api
+    }
+
+    /// The one clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// A client for the test, an `InProcessClient` named `test` (not made
+    /// by [`ClusterBuilder::clients`]).
+    pub fn client(&self) -> Arc<dyn Client> {
+        self.client.clone()
+    }
+
+    /// Cancelled when the cluster stops; every component watches it.
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
+    }
+
+    /// Stops every component and waits for each, at most a minute apiece;
+    /// `Err` says which panicked or did not stop.
+    pub async fn stop(mut self) -> Result<(), String> {
+        self.shutdown.cancel();
+        let mut failures = Vec::new();
+        for (i, handle) in std::mem::take(&mut self.handles).into_iter().enumerate() {
+            match tokio::time::timeout(std::time::Duration::from_secs(60), handle).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("component {i}: {e}")),
+                Err(_) => failures.push(format!("component {i}: still running after 60 s")),
+            }
+        }
+        match failures.is_empty() {
+            true => Ok(()),
+            false => Err(failures.join("; ")),
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl ClusterBuilder {
+    /// The clock of the store, the API and every component.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// A clock running `scale` simulated seconds per real second
+    /// ([`Clock::scaled`]).
+    pub fn time_scale(self, scale: f64) -> Self {
+        self.clock(Clock::scaled(scale))
+    }
+
+    /// The seed of the API's uids and names and of the kubelet's choices.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Keep at most `events` events of watch history.
+    pub fn history(mut self, events: usize) -> Self {
+        self.history = Some(events);
+        self
+    }
+
+    /// Nodes, their capacity and workers per controller.
+    pub fn sim(mut self, sim: SimConfig) -> Self {
+        self.sim = sim;
+        self
+    }
+
+    /// Simulated nodes; 0 runs no kubelet.
+    pub fn nodes(mut self, nodes: usize) -> Self {
+        self.sim.nodes = nodes;
+        self
+    }
+
+    /// Whether the ReplicaSet and Deployment controllers and the garbage
+    /// collector run.
+    pub fn controllers(mut self, on: bool) -> Self {
+        self.components.controllers = on;
+        self
+    }
+
+    /// Whether the scheduler runs.
+    pub fn scheduler(mut self, on: bool) -> Self {
+        self.components.scheduler = on;
+        self
+    }
+
+    /// Each component's client is `make(api, component)` instead of an
+    /// `InProcessClient` named after it (the reliability suite wraps one in
+    /// a `FaultyClient`).
+    pub fn clients(mut self, make: impl Fn(&Api, &str) -> Arc<dyn Client> + 'static) -> Self {
+        self.clients = Some(Box::new(make));
+        self
+    }
+
+    /// Opens the API (the default namespaces created) and starts the
+    /// components.
+    ///
+    /// # Panics
+    /// If the temporary store cannot be opened or the namespaces created.
+    pub async fn start(self) -> Cluster {
+        let mut api = apiserver::testkit::TestApi::builder()
+            .clock(self.clock.clone())
+            .seed(self.seed);
+        if let Some(events) = self.history {
+            api = api.history(events);
+        }
+        let api = api.build().await;
+        let shutdown = CancellationToken::new();
+        let make = |component: &str| match &self.clients {
+            Some(make) => make(&api, component),
+            None => client(&api, component),
+        };
+        let handles = start_components(
+            &api,
+            &self.clock,
+            &self.sim,
+            self.seed,
+            &shutdown,
+            &make,
+            self.components,
+        );
+        Cluster {
+            client: client(&api, "test"),
+            api,
+            clock: self.clock,
+            shutdown,
+            handles,
+        }
+    }
 }
 
 /// The simulated kubelet's container logs, for `kubectl logs`.
@@ -181,7 +408,6 @@ mod tests {
 
     use std::time::Duration;
 
-    use apiserver::Registry;
     use apiserver::api::{PatchType, WriteOptions};
     use serde_json::{Value, json};
 
@@ -211,17 +437,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_rolling_update_runs_on_paused_time() {
-        let clock = Clock::system();
-        let store = store::Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            clock: clock.clone(),
-            ..Default::default()
-        })
-        .unwrap();
-        let api = Api::with_seed(store, Registry::new(), clock.clone(), 1);
-        api.bootstrap().await.unwrap();
-        let shutdown = CancellationToken::new();
-        let handles = start(&api, &clock, &SimConfig::default(), 1, &shutdown);
+        let cluster = Cluster::builder().seed(1).start().await;
+        let (api, clock) = (cluster.api(), cluster.clock());
 
         let started = clock.now();
         let opts = WriteOptions {
@@ -238,7 +455,7 @@ mod tests {
         api.create(&deployments, Some("default"), body, &opts)
             .await
             .unwrap();
-        wait_for(&api, &clock, "first rollout", |d| complete(d, "nginx:1", 6)).await;
+        wait_for(api, clock, "first rollout", |d| complete(d, "nginx:1", 6)).await;
 
         let patch =
             json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}});
@@ -253,7 +470,7 @@ mod tests {
         )
         .await
         .unwrap();
-        let d = wait_for(&api, &clock, "rolling update", |d| complete(d, "nginx:2", 6)).await;
+        let d = wait_for(api, clock, "rolling update", |d| complete(d, "nginx:2", 6)).await;
         assert_eq!(
             d["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
             "2"
@@ -276,9 +493,6 @@ mod tests {
                 .all(|p| p["spec"]["containers"][0]["image"] == "nginx:2")
         );
 
-        shutdown.cancel();
-        for h in handles {
-            h.await.unwrap();
-        }
+        cluster.stop().await.unwrap();
     }
 }
