@@ -195,7 +195,7 @@ fn start_components(
 }
 
 /// Makes a client for a component: `(api, component name)`.
-type ClientFactory = Box<dyn Fn(&Api, &str) -> Arc<dyn Client>>;
+type ClientFactory = Box<dyn Fn(&Api, &str) -> Arc<dyn Client> + Send + Sync>;
 
 /// An in-process control plane for tests and benchmarks: an API over a
 /// temporary store ([`apiserver::testkit::TestApi`]), the chosen components
@@ -336,7 +336,7 @@ impl ClusterBuilder {
     /// Each component's client is `make(api, component)` instead of an
     /// `InProcessClient` named after it (the reliability suite wraps one in
     /// a `FaultyClient`).
-    pub fn clients(mut self, make: impl Fn(&Api, &str) -> Arc<dyn Client> + 'static) -> Self {
+    pub fn clients(mut self, make: impl Fn(&Api, &str) -> Arc<dyn Client> + Send + Sync + 'static) -> Self {
         self.clients = Some(Box::new(make));
         self
     }

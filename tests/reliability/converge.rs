@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use apiserver::Api;
 use apiserver::api::{ListOptions, PatchType, WriteOptions};
-use apiserver::{Api, Registry};
-use controllers::runtime::{Client, FaultCounts, Faults, FaultyClient, InProcessClient};
+use controllers::runtime::{FaultCounts, Faults, FaultyClient, InProcessClient};
+use miniplane::cluster::Cluster;
 use serde_json::{Value, json};
 use store::Clock;
-use tokio_util::sync::CancellationToken;
 
 use crate::harness::{Mode, Report, thousands};
 
@@ -122,29 +122,39 @@ async fn wait_converged(api: &Api, clock: &Clock, image: &str, replicas: u64) ->
     }
 }
 
+/// Merge-patches Deployment `default/web`.
+async fn patch_web(api: &Api, patch: &Value, opts: &WriteOptions) -> Result<(), String> {
+    let deployments = api.resource("apps", "v1", "deployments").expect("served");
+    api.patch(
+        &deployments,
+        Some("default"),
+        "web",
+        PatchType::Merge,
+        patch,
+        None,
+        opts,
+    )
+    .await
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
+
 /// One run: create, roll, scale; each step's simulated time (None: did not converge).
 async fn once(seed: u64, counts: Arc<FaultCounts>) -> Result<Vec<(String, Duration)>, String> {
-    let clock = Clock::system();
-    let store = store::Store::open(store::Config {
-        durability: store::Durability::Buffered,
-        clock: clock.clone(),
-        ..Default::default()
-    })
-    .map_err(|e| e.to_string())?;
-    let api = Api::with_seed(store, Registry::new(), clock.clone(), seed);
-    api.bootstrap().await.map_err(|e| e.to_string())?;
-    let shutdown = CancellationToken::new();
-    let make = |component: &str| -> Arc<dyn Client> {
-        let faults = Faults {
-            seed: crate::harness::mix(seed, component),
-            write_failure: WRITE_FAILURE,
-            max_delay: Duration::from_millis(50),
-        };
-        let inner = InProcessClient::new(api.clone(), component);
-        Arc::new(FaultyClient::new(inner, clock.clone(), faults).with_counts(counts.clone()))
-    };
-    let sim = miniplane::cluster::SimConfig::default();
-    let handles = miniplane::cluster::start_with_clients(&api, &clock, &sim, seed, &shutdown, &make);
+    let cluster = Cluster::builder()
+        .seed(seed)
+        .clients(move |api, component| {
+            let faults = Faults {
+                seed: crate::harness::mix(seed, component),
+                write_failure: WRITE_FAILURE,
+                max_delay: Duration::from_millis(50),
+            };
+            let inner = InProcessClient::new(api.clone(), component);
+            Arc::new(FaultyClient::new(inner, api.clock().clone(), faults).with_counts(counts.clone()))
+        })
+        .start()
+        .await;
+    let (api, clock) = (cluster.api(), cluster.clock());
 
     let opts = WriteOptions {
         field_manager: Some("reliability".into()),
@@ -166,53 +176,30 @@ async fn once(seed: u64, counts: Arc<FaultCounts>) -> Result<Vec<(String, Durati
             Some(t) => Ok((name.to_string(), t)),
             None => Err(format!(
                 "seed {seed}: {name} did not converge within {BOUND:?} simulated: {}",
-                summary(&api)
+                summary(api)
             )),
         };
         steps.push(step(
             "create 10",
-            wait_converged(&api, &clock, "nginx:1", 10).await,
+            wait_converged(api, clock, "nginx:1", 10).await,
         )?);
-        let patch =
+        let image =
             json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}});
-        api.patch(
-            &deployments,
-            Some("default"),
-            "web",
-            PatchType::Merge,
-            &patch,
-            None,
-            &opts,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        patch_web(api, &image, &opts).await?;
         steps.push(step(
             "rolling update",
-            wait_converged(&api, &clock, "nginx:2", 10).await,
+            wait_converged(api, clock, "nginx:2", 10).await,
         )?);
-        let patch = json!({"spec": {"replicas": 15}});
-        api.patch(
-            &deployments,
-            Some("default"),
-            "web",
-            PatchType::Merge,
-            &patch,
-            None,
-            &opts,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        patch_web(api, &json!({"spec": {"replicas": 15}}), &opts).await?;
         steps.push(step(
             "scale to 15",
-            wait_converged(&api, &clock, "nginx:2", 15).await,
+            wait_converged(api, clock, "nginx:2", 15).await,
         )?);
         Ok::<(), String>(())
     }
     .await;
-    shutdown.cancel();
-    for h in handles {
-        let _ = tokio::time::timeout(Duration::from_secs(60), h).await;
-    }
+    // As before the kit: a component that panicked or hung does not fail the run.
+    let _ = cluster.stop().await;
     result.map(|()| steps)
 }
 
