@@ -245,18 +245,9 @@ fn own_writes() -> WriteOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Registry;
-    use store::{Clock, Store};
 
     async fn api() -> Api {
-        let store = Store::open(store::Config {
-            durability: store::Durability::Buffered,
-            ..store::Config::default()
-        })
-        .unwrap();
-        let api = Api::new(store, Registry::new(), Clock::system());
-        api.bootstrap().await.unwrap();
-        api
+        crate::testkit::TestApi::builder().build().await
     }
 
     fn get(api: &Api, plural: &str) -> Value {

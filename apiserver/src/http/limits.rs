@@ -345,8 +345,7 @@ mod tests {
     }
 
     fn state(limits: Limits) -> AppState {
-        let store = store::Store::open(store::Config::default()).expect("temporary store");
-        let api = crate::Api::new(store, crate::Registry::new(), store::Clock::system());
+        let api = crate::testkit::TestApi::builder().open();
         AppState::new(api, "127.0.0.1:1".into(), CancellationToken::new()).with_limits(limits)
     }
 

@@ -320,8 +320,7 @@ mod tests {
     use tower::ServiceExt;
 
     async fn call(method: &str, path: &str) -> (StatusCode, serde_json::Value) {
-        let store = store::Store::open(store::Config::default()).expect("temporary store");
-        let api = Api::new(store, crate::Registry::new(), store::Clock::system());
+        let api = crate::testkit::TestApi::builder().open();
         let app = router(AppState::new(api, "127.0.0.1:1".into(), CancellationToken::new()));
         let req = Request::builder()
             .method(method)
