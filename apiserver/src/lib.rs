@@ -10,7 +10,10 @@
 //! - [`kinds`]: per-kind defaulting, strategies and validation;
 //! - [`patch`], [`managed`]: strategic merge patch, server-side apply and
 //!   managedFields;
-//! - [`selector`], [`table`]: selectors for lists and watches, Tables for `kubectl get`;
+//! - [`labels`], [`fields`]: label and field selectors for lists, watches,
+//!   validation and controllers; [`table`]: Tables for `kubectl get`;
+//! - [`validation`] (name and label syntax), [`gofmt`] (Go `%q`/`%#v` in
+//!   error text), [`jsonpath`] (reading v1 JSON objects by path);
 //! - [`error`]: every failure as an upstream `metav1.Status`;
 //! - [`testkit`]: an [`Api`] over a temporary store in one line, for tests.
 //!
@@ -19,8 +22,10 @@
 pub mod api;
 pub mod error;
 pub mod event_ttl;
+pub mod fields;
 pub mod gofmt;
 pub mod http;
+pub mod jsonpath;
 pub mod kinds;
 pub mod labels;
 pub mod managed;

@@ -17,9 +17,10 @@ use tokio::sync::mpsc;
 
 use super::{Api, decode_bytes, decode_record, store_error};
 use crate::error::{ApiError, ApiResult, Reason};
+use crate::fields::{FieldSelector, field_value};
+use crate::kinds::{Kind, kind_of};
 use crate::labels::Selector;
 use crate::registry::ResourceInfo;
-use crate::selector::FieldSelector;
 
 /// `?labelSelector=&fieldSelector=&limit=&continue=` of a list.
 #[derive(Clone, Debug, Default)]
@@ -407,8 +408,7 @@ fn decode_continue(token: &str, prefix: &str) -> ApiResult<String> {
 pub(crate) struct Filter {
     label: Option<Selector>,
     field: Option<FieldSelector>,
-    group: String,
-    kind: String,
+    kind: Kind,
 }
 
 impl Filter {
@@ -421,25 +421,20 @@ impl Filter {
             ),
             None => None,
         };
+        let kind = kind_of(info);
         let field = match field.filter(|s| !s.trim().is_empty()) {
             Some(s) => {
                 let f = FieldSelector::parse(s).map_err(ApiError::bad_request)?;
                 for name in f.fields() {
                     // Rejects fields the kind does not support, as upstream does.
                     let probe = serde_json::json!({});
-                    crate::selector::field_value(&info.group, &info.kind, &probe, name)
-                        .map_err(ApiError::bad_request)?;
+                    field_value(kind, &probe, name).map_err(ApiError::bad_request)?;
                 }
                 Some(f)
             }
             None => None,
         };
-        Ok(Filter {
-            label,
-            field,
-            group: info.group.clone(),
-            kind: info.kind.clone(),
-        })
+        Ok(Filter { label, field, kind })
     }
 
     /// Whether `obj` matches both selectors.
@@ -450,11 +445,7 @@ impl Filter {
             return false;
         }
         match &self.field {
-            Some(f) => f.matches(|name| {
-                crate::selector::field_value(&self.group, &self.kind, obj, name)
-                    .ok()
-                    .flatten()
-            }),
+            Some(f) => f.matches(|name| field_value(self.kind, obj, name).ok().flatten()),
             None => true,
         }
     }

@@ -23,8 +23,8 @@ use crate::api::{
     DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions,
 };
 use crate::error::{ApiError, ApiResult, Reason};
+use crate::fields::FieldSelector;
 use crate::registry::{ResourceInfo, Subresource};
-use crate::selector::FieldSelector;
 
 pub use super::params::Query;
 
