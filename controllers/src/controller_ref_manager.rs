@@ -18,14 +18,14 @@
 //! the decision is pure and generic over the child's metadata, the IO is generic over the kinds.
 //!
 //! Simplified against upstream: claiming stops at the first failed adoption or release and fails
-//! the sync, where upstream tries every object and returns the aggregate error; the selector is the
-//! typed `LabelSelector` (the caller decides what an empty one means); no `ClaimControllerRevisions`.
+//! the sync, where upstream tries every object and returns the aggregate error; the caller converts
+//! the selector (and decides what an empty one means); no `ClaimControllerRevisions`.
 
 use std::sync::Arc;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use apiserver::labels::Selector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::controller_utils::selector::selector_matches;
 use crate::runtime::informer::Object;
 use crate::runtime::{
     ClientError, PatchType, ReconcileError, Typed, get_controller_of, key_of, name_of, new_controller_ref,
@@ -72,14 +72,14 @@ fn same_namespace(owner: &ObjectMeta, obj: &ObjectMeta) -> bool {
 /// The decision for each candidate, matching its labels against `selector`.
 pub fn claim_decisions<C: Object>(
     owner: &ObjectMeta,
-    selector: &LabelSelector,
+    selector: &Selector,
     candidates: &[Arc<C>],
 ) -> Vec<ClaimDecision> {
     candidates
         .iter()
         .map(|c| {
             let meta = c.metadata();
-            claim_decision(owner, meta, selector_matches(selector, meta.labels.as_ref()))
+            claim_decision(owner, meta, selector.matches(&meta.labels.as_ref()))
         })
         .collect()
 }
@@ -104,7 +104,7 @@ pub fn release_patch(owner_uid: &str, child_uid: &str) -> serde_json::Value {
 /// `ReplicaSetControllerRefManager`): the owner as cached, its selector, and the two APIs.
 pub struct ControllerRefManager<'a, O, C> {
     owner: &'a O,
-    selector: &'a LabelSelector,
+    selector: &'a Selector,
     owners: &'a Typed<O>,
     children: &'a Typed<C>,
 }
@@ -115,12 +115,7 @@ where
     C: Object + serde::Serialize,
 {
     /// A manager for `owner`, claiming what `selector` matches.
-    pub fn new(
-        owner: &'a O,
-        selector: &'a LabelSelector,
-        owners: &'a Typed<O>,
-        children: &'a Typed<C>,
-    ) -> Self {
+    pub fn new(owner: &'a O, selector: &'a Selector, owners: &'a Typed<O>, children: &'a Typed<C>) -> Self {
         ControllerRefManager {
             owner,
             selector,

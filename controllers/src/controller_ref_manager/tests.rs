@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use serde_json::json;
 
 use super::*;
-use crate::controller_utils::selector::selector_matches;
+use crate::controller_utils::selector::selector_of;
 use crate::replicaset::tests::fixtures::{pod, rs};
 
 #[test]
@@ -119,7 +119,7 @@ fn claim_decisions_follow_the_selector() {
     let selector = &web.spec.as_ref().expect("spec").selector;
     use ClaimDecision::*;
     assert_eq!(
-        claim_decisions(&web.metadata, selector, &pods),
+        claim_decisions(&web.metadata, &selector_of(selector), &pods),
         [Keep, Adopt, Release, Ignore, Ignore]
     );
 }
@@ -170,7 +170,7 @@ fn decide(d: &ObjectMeta, rs: &ObjectMeta) -> ClaimDecision {
         match_labels: Some([("app".to_string(), "web".to_string())].into()),
         ..Default::default()
     };
-    claim_decision(d, rs, selector_matches(&selector, rs.labels.as_ref()))
+    claim_decision(d, rs, selector_of(&selector).matches(&rs.labels.as_ref()))
 }
 
 #[test]

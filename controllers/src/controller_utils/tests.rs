@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::pods::*;
 use super::ranking::*;
-use super::selector::*;
+use super::selector::selector_of;
 use super::slow_start::*;
 use super::template::*;
 use crate::replicaset::tests::fixtures::{names, now, pod, rs, t};
@@ -436,9 +436,14 @@ fn selector_matching() {
             by_expr(requirement("tier", "Like", &["fe"])),
             false,
         ),
+        (
+            "In without values",
+            by_expr(requirement("tier", "In", &[])),
+            false,
+        ),
     ];
     for (name, selector, want) in cases {
-        assert_eq!(selector_matches(&selector, labels.as_ref()), want, "{name}");
+        assert_eq!(selector_of(&selector).matches(&labels.as_ref()), want, "{name}");
     }
     let selector = rs("r")
         .selector(&[("app", "web"), ("tier", "be")])
@@ -447,7 +452,7 @@ fn selector_matching() {
         .expect("spec")
         .selector;
     assert!(
-        !selector_matches(&selector, labels.as_ref()),
+        !selector_of(&selector).matches(&labels.as_ref()),
         "every matchLabels entry must match"
     );
 }

@@ -24,7 +24,7 @@ use store::Clock;
 use tokio_util::sync::CancellationToken;
 
 use super::sync::DeploymentSync;
-use crate::controller_utils::selector;
+use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX};
 use crate::runtime::{
     Action, BoxFuture, Change, Client, Feeds, Informer, ReconcileError, Reconciler, Recorder, Store,
@@ -190,8 +190,8 @@ impl Handlers {
         let mut keys = Vec::new();
         for d in self.deployments.by_index(NAMESPACE_INDEX, ns) {
             let Some(spec) = d.spec.as_ref() else { continue };
-            let sel = &spec.selector;
-            if !selector::is_empty(sel) && selector::selector_matches(sel, rs.labels.as_ref()) {
+            let selector = selector_of(&spec.selector);
+            if !selector.is_empty() && selector.matches(&rs.labels.as_ref()) {
                 keys.push(key_of(&d.metadata));
             }
         }

@@ -28,16 +28,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::labels::Selector;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use store::Clock;
 
 use super::plan::{self, CreateConflict, Plan, on_create_conflict, on_create_failure, plan_rollout};
 use super::util::REVISION_ANNOTATION;
 use crate::controller_ref_manager::ControllerRefManager;
-use crate::controller_utils::selector;
+use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX};
 use crate::runtime::{
     Action, Client, ClientError, EventType, ObjectRef, ReconcileError, Recorder, Store, Typed, clock_now,
@@ -85,10 +85,14 @@ impl DeploymentSync {
         let d = Deployment::clone(&cached);
         // An empty selector would claim every ReplicaSet of the namespace: the planner only
         // reports it, so nothing is claimed.
-        let rs_list = match d.spec.as_ref().map(|s| &s.selector) {
-            Some(selector) if !selector::is_empty(selector) => self.claim_replica_sets(&d, selector).await?,
-            Some(_) => Vec::new(),
-            None => self.claim_replica_sets(&d, &LabelSelector::default()).await?,
+        let selector = d
+            .spec
+            .as_ref()
+            .map_or_else(Selector::everything, |s| selector_of(&s.selector));
+        let rs_list = if d.spec.is_some() && selector.is_empty() {
+            Vec::new()
+        } else {
+            self.claim_replica_sets(&d, &selector).await?
         };
         let pods = self.pods_of(&rs_list);
         let now = clock_now(&self.clock)?;
@@ -116,7 +120,7 @@ impl DeploymentSync {
     async fn claim_replica_sets(
         &self,
         d: &Deployment,
-        selector: &LabelSelector,
+        selector: &Selector,
     ) -> Result<Vec<ReplicaSet>, ReconcileError> {
         let namespace = d.metadata.namespace.as_deref().unwrap_or("");
         let candidates = self.replicasets.by_index(NAMESPACE_INDEX, namespace);

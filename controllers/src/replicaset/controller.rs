@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::plan::BURST_REPLICAS;
 use super::sync::ReplicaSetSync;
 use crate::controller_utils::pods::is_pod_ready;
-use crate::controller_utils::selector;
+use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{Change, NAMESPACE_INDEX};
 use crate::runtime::{
     Action, BoxFuture, Client, Feeds, Informer, ReconcileError, Reconciler, Recorder, Store, TracingClient,
@@ -266,7 +266,8 @@ impl EventHandlers {
             .into_iter()
             .filter(|rs| {
                 rs.spec.as_ref().is_some_and(|s| {
-                    !selector::is_empty(&s.selector) && selector::selector_matches(&s.selector, labels)
+                    let selector = selector_of(&s.selector);
+                    !selector.is_empty() && selector.matches(&labels)
                 })
             })
             .collect()

@@ -19,7 +19,7 @@ use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 
 use crate::controller_utils::ranking::{self, RankedPod};
-use crate::controller_utils::selector::selector_matches;
+use crate::controller_utils::selector::selector_of;
 use crate::runtime::{get_controller_of, is_controlled_by};
 
 /// Upstream `BurstReplicas`: at most this many creations or deletions per sync.
@@ -153,7 +153,14 @@ where
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut related: Vec<&'a Pod> = Vec::new();
     for sibling in siblings {
-        for pod in pods.iter().map(Borrow::borrow).filter(|p| selects(sibling, p)) {
+        let Some(spec) = sibling.spec.as_ref() else {
+            continue;
+        };
+        let selector = selector_of(&spec.selector);
+        let ns = &sibling.metadata.namespace;
+        let selected =
+            |p: &&Pod| p.metadata.namespace == *ns && selector.matches(&p.metadata.labels.as_ref());
+        for pod in pods.iter().map(Borrow::borrow).filter(selected) {
             if seen.insert(identity(pod)) {
                 related.push(pod);
             }
@@ -166,12 +173,4 @@ where
 fn identity(pod: &Pod) -> &str {
     let meta = &pod.metadata;
     meta.uid.as_deref().or(meta.name.as_deref()).unwrap_or("")
-}
-
-fn selects(rs: &ReplicaSet, pod: &Pod) -> bool {
-    let Some(spec) = rs.spec.as_ref() else {
-        return false;
-    };
-    pod.metadata.namespace == rs.metadata.namespace
-        && selector_matches(&spec.selector, pod.metadata.labels.as_ref())
 }

@@ -39,6 +39,7 @@ use super::plan::{self, PodRef, ReplicasPlan};
 use super::status;
 use crate::controller_ref_manager::ControllerRefManager;
 use crate::controller_utils::pods::is_pod_active;
+use crate::controller_utils::selector::selector_of;
 use crate::controller_utils::slow_start::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
 use crate::controller_utils::template::pod_from_template;
 use crate::runtime::client::{ClientError, Typed};
@@ -88,7 +89,7 @@ impl ReplicaSetSync {
             return Ok(Action::Done);
         };
         let needs_sync = self.expectations.satisfied(key);
-        let Some(selector) = rs.spec.as_ref().map(|s| &s.selector) else {
+        let Some(selector) = rs.spec.as_ref().map(|s| selector_of(&s.selector)) else {
             return Err(ReconcileError::terminal(format!("replicaset {key} has no spec")));
         };
         let active: Vec<Arc<Pod>> = self
@@ -97,7 +98,7 @@ impl ReplicaSetSync {
             .into_iter()
             .filter(|p| is_pod_active(p))
             .collect();
-        let owned = ControllerRefManager::new(rs.as_ref(), selector, &self.replicasets_api, &self.pods_api)
+        let owned = ControllerRefManager::new(rs.as_ref(), &selector, &self.replicasets_api, &self.pods_api)
             .claim(&active)
             .await?;
         let now = clock_now(&self.clock)?;
