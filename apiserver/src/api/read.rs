@@ -454,7 +454,6 @@ impl Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Registry;
 
     #[test]
     fn bookmarks_come_every_minute_and_two_seconds_before_the_deadline() {
@@ -472,8 +471,9 @@ mod tests {
     /// scale of 100 a 5 s watch still lasts 5 s, with its bookmark at 3 s.
     #[tokio::test(start_paused = true)]
     async fn watch_timeout_and_bookmarks_run_on_the_wall_clock_at_any_time_scale() {
-        let store = store::Store::open(store::Config::default()).expect("temporary store");
-        let api = Api::new(store, Registry::new(), store::Clock::scaled(100.0));
+        let api = crate::testkit::TestApi::builder()
+            .clock(store::Clock::scaled(100.0))
+            .open();
         let info = api.resource("", "v1", "configmaps").unwrap();
         let opts = WatchOptions {
             resource_version: Some(api.store().revision()),
