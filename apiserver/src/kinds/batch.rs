@@ -17,9 +17,10 @@
 use serde_json::{Value, json};
 
 use super::pod::{default_template, validate_enum, validate_pod_template};
-use super::{child, default_key, get, get_str, sem_eq, set, set_meta};
+use super::{child, default_key, sem_eq, set, set_meta};
 use crate::error::FieldError;
 use crate::gofmt::{go_label_selector, go_string_map};
+use crate::jsonpath::{at, str_at};
 use crate::labels::Selector;
 use crate::labels::validation::validate_label_selector;
 use crate::validation::{invalid_raw, nonnegative};
@@ -78,13 +79,13 @@ fn default_job_spec(spec: &mut Value) {
 
 /// Job labels := template labels when the Job has none.
 fn copy_template_labels(obj: &mut Value) {
-    let job_has_labels = get(obj, &["metadata", "labels"])
+    let job_has_labels = at(obj, &["metadata", "labels"])
         .and_then(Value::as_object)
         .is_some_and(|m| !m.is_empty());
     if job_has_labels {
         return;
     }
-    if let Some(labels) = get(obj, &["spec", "template", "metadata", "labels"]).cloned()
+    if let Some(labels) = at(obj, &["spec", "template", "metadata", "labels"]).cloned()
         && labels.is_object()
     {
         set_meta(obj, "labels", labels);
@@ -92,7 +93,7 @@ fn copy_template_labels(obj: &mut Value) {
 }
 
 fn manual_selector(obj: &Value) -> bool {
-    get(obj, &["spec", "manualSelector"]).and_then(Value::as_bool) == Some(true)
+    at(obj, &["spec", "manualSelector"]).and_then(Value::as_bool) == Some(true)
 }
 
 /// Unless `manualSelector` is true: the four generated template labels
@@ -101,8 +102,8 @@ pub fn prepare_job_create(obj: &mut Value) {
     if manual_selector(obj) {
         return;
     }
-    let uid = get_str(obj, &["metadata", "uid"]).to_string();
-    let name = get_str(obj, &["metadata", "name"]).to_string();
+    let uid = str_at(obj, &["metadata", "uid"]).to_string();
+    let name = str_at(obj, &["metadata", "name"]).to_string();
     let Some(spec) = child(obj, "spec") else {
         return;
     };
@@ -135,7 +136,7 @@ pub fn validate_job(obj: &Value) -> Vec<FieldError> {
         None => errs.push(FieldError::required("spec.selector", "")),
         Some(sel) => {
             errs.extend(validate_label_selector(Some(sel), "spec.selector"));
-            let labels = get(spec, &["template", "metadata", "labels"]);
+            let labels = at(spec, &["template", "metadata", "labels"]);
             if Selector::from_json(sel).is_ok_and(|s| !s.matches(&labels)) {
                 errs.push(invalid_raw(
                     "spec.template.metadata.labels",
@@ -153,13 +154,13 @@ fn validate_generated_selector(obj: &Value) -> Vec<FieldError> {
         return Vec::new();
     }
     let path = "spec.template.metadata.labels";
-    let Some(labels) = get(obj, &["spec", "template", "metadata", "labels"]) else {
+    let Some(labels) = at(obj, &["spec", "template", "metadata", "labels"]) else {
         return vec![FieldError::required(path, "")];
     };
-    let uid = get_str(obj, &["metadata", "uid"]);
+    let uid = str_at(obj, &["metadata", "uid"]);
     let mut errs = Vec::new();
     for key in [LEGACY_UID_LABEL, UID_LABEL] {
-        let v = get_str(labels, &[key]);
+        let v = str_at(labels, &[key]);
         if v != uid {
             errs.push(FieldError::invalid(
                 format!("{path}[{key}]"),
@@ -183,7 +184,7 @@ fn validate_job_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     ] {
         errs.extend(nonnegative(spec.get(key), &format!("{path}.{key}")));
     }
-    let mode = get_str(spec, &["completionMode"]);
+    let mode = str_at(spec, &["completionMode"]);
     if !mode.is_empty() {
         if !matches!(mode, "NonIndexed" | "Indexed") {
             errs.push(FieldError::not_supported(
@@ -200,7 +201,7 @@ fn validate_job_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     }
     let tpath = format!("{path}.template");
     errs.extend(validate_pod_template(spec.get("template"), &tpath));
-    let restart = get_str(spec, &["template", "spec", "restartPolicy"]);
+    let restart = str_at(spec, &["template", "spec", "restartPolicy"]);
     if !matches!(restart, "OnFailure" | "Never") {
         errs.push(FieldError::not_supported(
             format!("{tpath}.spec.restartPolicy"),
@@ -212,9 +213,9 @@ fn validate_job_spec(spec: &Value, path: &str) -> Vec<FieldError> {
 }
 
 fn suspended_never_started(new: &Value, old: &Value) -> bool {
-    let suspended = get(old, &["spec", "suspend"]).and_then(Value::as_bool) == Some(true)
-        && get(new, &["spec", "suspend"]).and_then(Value::as_bool) == Some(true);
-    suspended && get(old, &["status", "startTime"]).is_none_or(Value::is_null)
+    let suspended = at(old, &["spec", "suspend"]).and_then(Value::as_bool) == Some(true)
+        && at(new, &["spec", "suspend"]).and_then(Value::as_bool) == Some(true);
+    suspended && at(old, &["status", "startTime"]).is_none_or(Value::is_null)
 }
 
 /// Job immutability: selector, completionMode, podFailurePolicy,
@@ -225,7 +226,7 @@ pub fn validate_job_update(new: &Value, old: &Value) -> Vec<FieldError> {
     let ns = new.get("spec").unwrap_or(&empty);
     let os = old.get("spec").unwrap_or(&empty);
     let mut errs = Vec::new();
-    let elastic = get_str(ns, &["completionMode"]) == "Indexed"
+    let elastic = str_at(ns, &["completionMode"]) == "Indexed"
         && ns.get("completions") == ns.get("parallelism")
         && os.get("completions") == os.get("parallelism");
     if !elastic && !sem_eq(ns.get("completions"), os.get("completions")) {
@@ -262,7 +263,7 @@ pub fn validate_job_update(new: &Value, old: &Value) -> Vec<FieldError> {
 }
 
 fn template_update_allowed(new: &Value, old: &Value) -> bool {
-    let (nt, ot) = (get(new, &["spec", "template"]), get(old, &["spec", "template"]));
+    let (nt, ot) = (at(new, &["spec", "template"]), at(old, &["spec", "template"]));
     if sem_eq(nt, ot) {
         return true;
     }
@@ -272,7 +273,7 @@ fn template_update_allowed(new: &Value, old: &Value) -> bool {
     let mut nt = nt.cloned().unwrap_or(json!({}));
     let ot = ot.cloned().unwrap_or(json!({}));
     for path in [["metadata", "labels"], ["metadata", "annotations"]] {
-        let v = get(&ot, &path).cloned();
+        let v = at(&ot, &path).cloned();
         if let Some(m) = child(&mut nt, path[0]) {
             match v {
                 Some(v) => set(m, path[1], v),
@@ -314,7 +315,7 @@ pub fn default_cronjob(obj: &mut Value) {
 
 /// CronJob names leave room for the 11-character job suffix.
 pub fn validate_cronjob_name(obj: &Value) -> Vec<FieldError> {
-    let name = get_str(obj, &["metadata", "name"]);
+    let name = str_at(obj, &["metadata", "name"]);
     if name.len() > 52 {
         vec![FieldError::invalid(
             "metadata.name",
@@ -331,7 +332,7 @@ pub fn validate_cronjob(obj: &Value) -> Vec<FieldError> {
     let empty = json!({});
     let spec = obj.get("spec").unwrap_or(&empty);
     let mut errs = Vec::new();
-    let schedule = get_str(spec, &["schedule"]);
+    let schedule = str_at(spec, &["schedule"]);
     if schedule.is_empty() {
         errs.push(FieldError::required("spec.schedule", ""));
     } else if let Some(msg) = schedule_error(schedule) {
@@ -349,7 +350,7 @@ pub fn validate_cronjob(obj: &Value) -> Vec<FieldError> {
     ] {
         errs.extend(nonnegative(spec.get(key), &format!("spec.{key}")));
     }
-    let jt_spec = get(spec, &["jobTemplate", "spec"]).unwrap_or(&empty);
+    let jt_spec = at(spec, &["jobTemplate", "spec"]).unwrap_or(&empty);
     errs.extend(validate_job_spec(jt_spec, "spec.jobTemplate.spec"));
     if let Some(sel) = jt_spec.get("selector").filter(|s| !s.is_null()) {
         errs.push(invalid_raw(

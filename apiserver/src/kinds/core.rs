@@ -19,8 +19,9 @@
 use serde_json::{Value, json};
 
 use super::pod::{port_name_errors, validate_enum};
-use super::{child, copy_key, default_key, get, get_str, items, items_mut, sem_eq, set};
+use super::{child, copy_key, default_key, items, items_mut, sem_eq, set};
 use crate::error::FieldError;
+use crate::jsonpath::{at, str_at};
 use crate::labels::validation::validate_labels;
 use crate::validation::{self, invalid_raw, max_len_error, nonnegative, range_error, regex_error};
 
@@ -30,7 +31,7 @@ use crate::validation::{self, invalid_raw, max_len_error, nonnegative, range_err
 /// Label `kubernetes.io/metadata.name` = name (forced), `status.phase`
 /// Active.
 pub fn default_namespace(obj: &mut Value) {
-    let name = get_str(obj, &["metadata", "name"]).to_string();
+    let name = str_at(obj, &["metadata", "name"]).to_string();
     if !name.is_empty()
         && let Some(labels) = child(obj, "metadata").and_then(|m| child(m, "labels"))
     {
@@ -58,7 +59,7 @@ pub fn prepare_namespace_create(obj: &mut Value) {
 
 /// `spec.finalizers` change only through `/finalize`.
 pub fn prepare_namespace_update(new: &mut Value, old: &Value) {
-    let old_finalizers = get(old, &["spec", "finalizers"]).cloned();
+    let old_finalizers = at(old, &["spec", "finalizers"]).cloned();
     if let Some(spec) = child(new, "spec") {
         match old_finalizers {
             Some(f) => set(spec, "finalizers", f),
@@ -92,7 +93,7 @@ pub fn validate_namespace(obj: &Value) -> Vec<FieldError> {
 
 /// `status.allocatable := status.capacity` when unset.
 pub fn default_node(obj: &mut Value) {
-    let Some(capacity) = get(obj, &["status", "capacity"]).cloned() else {
+    let Some(capacity) = at(obj, &["status", "capacity"]).cloned() else {
         return;
     };
     if let Some(status) = child(obj, "status") {
@@ -120,7 +121,7 @@ pub fn default_service(obj: &mut Value) {
     };
     default_key(spec, "type", json!("ClusterIP"));
     default_key(spec, "sessionAffinity", json!("None"));
-    match get_str(spec, &["sessionAffinity"]) {
+    match str_at(spec, &["sessionAffinity"]) {
         "None" => super::remove(spec, "sessionAffinityConfig"),
         "ClientIP" => {
             if let Some(c) = child(spec, "sessionAffinityConfig").and_then(|c| child(c, "clientIP")) {
@@ -141,7 +142,7 @@ pub fn default_service(obj: &mut Value) {
             set(p, "targetPort", port);
         }
     }
-    let ty = get_str(spec, &["type"]).to_string();
+    let ty = str_at(spec, &["type"]).to_string();
     let has_external_ips = items(spec, "externalIPs").next().is_some();
     if ty == "NodePort" || ty == "LoadBalancer" || (ty == "ClusterIP" && has_external_ips) {
         default_key(spec, "externalTrafficPolicy", json!("Cluster"));
@@ -155,7 +156,7 @@ pub fn default_service(obj: &mut Value) {
 }
 
 fn is_headless_selectorless(spec: &Value) -> bool {
-    get_str(spec, &["clusterIP"]) == "None"
+    str_at(spec, &["clusterIP"]) == "None"
         && spec
             .get("selector")
             .and_then(Value::as_object)
@@ -168,7 +169,7 @@ pub fn prepare_service_create(obj: &mut Value) {
     let Some(spec) = child(obj, "spec") else {
         return;
     };
-    if get_str(spec, &["type"]) == "ExternalName" {
+    if str_at(spec, &["type"]) == "ExternalName" {
         return;
     }
     let policy = if is_headless_selectorless(spec) {
@@ -188,7 +189,7 @@ pub fn prepare_service_update(new: &mut Value, old: &Value) {
     let Some(spec) = child(new, "spec") else {
         return;
     };
-    if get_str(spec, &["type"]) == "ExternalName" {
+    if str_at(spec, &["type"]) == "ExternalName" {
         return;
     }
     for key in ["clusterIP", "clusterIPs", "ipFamilyPolicy", "ipFamilies"] {
@@ -215,13 +216,13 @@ pub const KUBERNETES_SERVICE_IP: &str = "10.96.0.1";
 /// upstream's allocator holds it for that Service, so a create asking for
 /// it fails as an allocation of a taken address does.
 pub fn validate_reserved_cluster_ip(obj: &Value) -> Vec<FieldError> {
-    let namespace = get_str(obj, &["metadata", "namespace"]);
-    let name = get_str(obj, &["metadata", "name"]);
+    let namespace = str_at(obj, &["metadata", "namespace"]);
+    let name = str_at(obj, &["metadata", "name"]);
     if (namespace, name) == ("default", "kubernetes") {
         return Vec::new();
     }
     let spec = obj.get("spec").unwrap_or(&Value::Null);
-    let primary = get_str(spec, &["clusterIP"]);
+    let primary = str_at(spec, &["clusterIP"]);
     let taken = primary == KUBERNETES_SERVICE_IP
         || items(spec, "clusterIPs").any(|ip| ip.as_str() == Some(KUBERNETES_SERVICE_IP));
     if !taken {
@@ -239,15 +240,15 @@ pub fn validate_reserved_cluster_ip(obj: &Value) -> Vec<FieldError> {
 pub fn validate_service(obj: &Value) -> Vec<FieldError> {
     let empty = json!({});
     let spec = obj.get("spec").unwrap_or(&empty);
-    let ty = get_str(spec, &["type"]);
+    let ty = str_at(spec, &["type"]);
     let mut errs = validate_enum(spec.get("type"), "spec.type", &SERVICE_TYPES);
     let ports: Vec<&Value> = items(spec, "ports").collect();
     if ty == "ExternalName" {
-        let ext = get_str(spec, &["externalName"]);
+        let ext = str_at(spec, &["externalName"]);
         if ext.is_empty() {
             errs.push(FieldError::required("spec.externalName", ""));
         }
-    } else if ports.is_empty() && get_str(spec, &["clusterIP"]) != "None" {
+    } else if ports.is_empty() && str_at(spec, &["clusterIP"]) != "None" {
         errs.push(FieldError::required("spec.ports", ""));
     }
     let mut names: Vec<&str> = Vec::new();
@@ -275,7 +276,7 @@ fn validate_service_port<'a>(
 ) -> Vec<FieldError> {
     let path = format!("spec.ports[{i}]");
     let mut errs = Vec::new();
-    let name = get_str(p, &["name"]);
+    let name = str_at(p, &["name"]);
     if multi && name.is_empty() {
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else if !name.is_empty() {
@@ -344,11 +345,11 @@ fn is_ipv4(s: &str) -> bool {
 }
 
 fn validate_cluster_ip(spec: &Value) -> Vec<FieldError> {
-    let ip = get_str(spec, &["clusterIP"]);
+    let ip = str_at(spec, &["clusterIP"]);
     if ip.is_empty() || ip == "None" {
         return Vec::new();
     }
-    if get_str(spec, &["type"]) == "ExternalName" {
+    if str_at(spec, &["type"]) == "ExternalName" {
         return vec![FieldError::forbidden(
             "spec.clusterIPs",
             "may not be set for ExternalName services",
@@ -387,14 +388,14 @@ fn go_string_slice(v: Option<&Value>) -> String {
 /// The primary clusterIP may not change once set (except to and from
 /// ExternalName).
 pub fn validate_service_update(new: &Value, old: &Value) -> Vec<FieldError> {
-    let old_ip = get_str(old, &["spec", "clusterIP"]);
-    let new_ip = get_str(new, &["spec", "clusterIP"]);
-    let to_external = get_str(new, &["spec", "type"]) == "ExternalName";
-    let from_external = get_str(old, &["spec", "type"]) == "ExternalName";
+    let old_ip = str_at(old, &["spec", "clusterIP"]);
+    let new_ip = str_at(new, &["spec", "clusterIP"]);
+    let to_external = str_at(new, &["spec", "type"]) == "ExternalName";
+    let from_external = str_at(old, &["spec", "type"]) == "ExternalName";
     if old_ip.is_empty() || to_external || from_external || old_ip == new_ip {
         return Vec::new();
     }
-    let shown = get(new, &["spec", "clusterIPs"]).filter(|v| v.is_array());
+    let shown = at(new, &["spec", "clusterIPs"]).filter(|v| v.is_array());
     let detail = if new_ip.is_empty() {
         "primary clusterIP can not be unset"
     } else {
@@ -532,8 +533,8 @@ fn base64(input: &[u8]) -> String {
 pub fn validate_secret(obj: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let total = validate_data_keys(obj, "data", &mut errs);
-    let has = |k: &str| get(obj, &["data", k]).is_some();
-    match get_str(obj, &["type"]) {
+    let has = |k: &str| at(obj, &["data", k]).is_some();
+    match str_at(obj, &["type"]) {
         "kubernetes.io/tls" => {
             for key in ["tls.crt", "tls.key"] {
                 if !has(key) {
@@ -545,7 +546,7 @@ pub fn validate_secret(obj: &Value) -> Vec<FieldError> {
             errs.push(FieldError::required("data[.dockerconfigjson]", ""));
         }
         "kubernetes.io/service-account-token"
-            if get_str(
+            if str_at(
                 obj,
                 &["metadata", "annotations", "kubernetes.io/service-account.name"],
             )
@@ -570,7 +571,7 @@ pub fn validate_secret(obj: &Value) -> Vec<FieldError> {
 /// `type` never changes; `immutable: true` freezes data and the flag.
 pub fn validate_secret_update(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let (nt, ot) = (get_str(new, &["type"]), get_str(old, &["type"]));
+    let (nt, ot) = (str_at(new, &["type"]), str_at(old, &["type"]));
     if nt != ot {
         errs.push(FieldError::invalid("type", json!(nt), "field is immutable"));
     }
@@ -600,7 +601,7 @@ pub fn validate_event(obj: &Value) -> Vec<FieldError> {
     if !event_time {
         return errs;
     }
-    let controller = get_str(obj, &["reportingComponent"]);
+    let controller = str_at(obj, &["reportingComponent"]);
     if controller.is_empty() {
         errs.push(FieldError::required("reportingController", ""));
     }
@@ -612,7 +613,7 @@ pub fn validate_event(obj: &Value) -> Vec<FieldError> {
         ("action", "action", EVENT_FIELD_LIMIT),
         ("reason", "reason", EVENT_FIELD_LIMIT),
     ] {
-        let value = get_str(obj, &[field]);
+        let value = str_at(obj, &[field]);
         if value.is_empty() {
             errs.push(FieldError::required(path, ""));
         }
@@ -624,7 +625,7 @@ pub fn validate_event(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
-    if get_str(obj, &["message"]).len() > EVENT_NOTE_LIMIT {
+    if str_at(obj, &["message"]).len() > EVENT_NOTE_LIMIT {
         errs.push(FieldError::invalid(
             "message",
             json!(""),
@@ -642,8 +643,8 @@ pub fn validate_event_v1_namespace(obj: &Value) -> Vec<FieldError> {
 }
 
 fn event_namespace_errors(obj: &Value, object_field: &str, event_time: bool) -> Vec<FieldError> {
-    let namespace = get_str(obj, &["metadata", "namespace"]);
-    let object_namespace = get_str(obj, &[object_field, "namespace"]);
+    let namespace = str_at(obj, &["metadata", "namespace"]);
+    let object_namespace = str_at(obj, &[object_field, "namespace"]);
     let allowed = match (object_namespace.is_empty(), event_time) {
         (true, false) => matches!(namespace, "" | "default"),
         (true, true) => matches!(namespace, "default" | "kube-system"),

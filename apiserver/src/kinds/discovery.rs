@@ -16,8 +16,9 @@ use std::net::IpAddr;
 use serde_json::{Value, json};
 
 use super::meta::NameRule;
-use super::{default_key, get_str, items, items_mut};
+use super::{default_key, items, items_mut};
 use crate::error::FieldError;
+use crate::jsonpath::str_at;
 use crate::labels::validation::validate_labels;
 use crate::validation;
 
@@ -44,7 +45,7 @@ pub fn default_endpoint_slice(obj: &mut Value) {
 
 /// `ValidateEndpointSlice` without ObjectMeta (checked by the caller).
 pub fn validate_endpoint_slice(obj: &Value) -> Vec<FieldError> {
-    let address_type = get_str(obj, &["addressType"]);
+    let address_type = str_at(obj, &["addressType"]);
     let mut errs = Vec::new();
     if address_type.is_empty() {
         errs.push(FieldError::required("addressType", ""));
@@ -224,7 +225,7 @@ fn validate_ports(obj: &Value) -> Vec<FieldError> {
     let mut names: Vec<&str> = Vec::new();
     for (i, port) in ports.iter().enumerate() {
         let path = format!("ports[{i}]");
-        let name = get_str(port, &["name"]);
+        let name = str_at(port, &["name"]);
         for msg in validation::is_dns1123_label(name)
             .into_iter()
             .filter(|_| !name.is_empty())

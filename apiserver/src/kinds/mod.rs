@@ -41,6 +41,7 @@ mod tests;
 use serde_json::{Map, Value, json};
 
 use crate::error::FieldError;
+use crate::jsonpath::at;
 use crate::registry::{ResourceInfo, Subresource};
 
 pub use crate::validation::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
@@ -174,7 +175,7 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
         copy_key(new, old, "status");
     }
     if info.has_generation {
-        match get(old, &["metadata", "generation"]) {
+        match at(old, &["metadata", "generation"]) {
             Some(g) => set_meta(new, "generation", g.clone()),
             None => remove_meta(new, "generation"),
         }
@@ -183,8 +184,8 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
         Kind::Deployment => {
             !sem_eq(new.get("spec"), old.get("spec"))
                 || !sem_eq(
-                    get(new, &["metadata", "annotations"]),
-                    get(old, &["metadata", "annotations"]),
+                    at(new, &["metadata", "annotations"]),
+                    at(old, &["metadata", "annotations"]),
                 )
         }
         Kind::DaemonSet => workloads::prepare_daemonset_update(new, old),
@@ -192,7 +193,7 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
         _ => !sem_eq(new.get("spec"), old.get("spec")),
     };
     if info.has_generation && bump {
-        let g = get(old, &["metadata", "generation"])
+        let g = at(old, &["metadata", "generation"])
             .and_then(Value::as_i64)
             .unwrap_or(0);
         set_meta(new, "generation", json!(g + 1));
@@ -225,7 +226,7 @@ pub fn prepare_for_status_update(info: &ResourceInfo, new: &mut Value, old: &Val
         _ => {}
     }
     if info.has_generation {
-        match get(old, &["metadata", "generation"]) {
+        match at(old, &["metadata", "generation"]) {
             Some(g) => set_meta(new, "generation", g.clone()),
             None => remove_meta(new, "generation"),
         }
@@ -300,16 +301,6 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
 // ---------------------------------------------------------------------------
 // Value helpers shared by the kind modules.
 
-/// The value at `path`, if every step is an object key.
-pub(crate) fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |cur, k| cur.get(*k))
-}
-
-/// The string at `path`, or `""`.
-pub(crate) fn get_str<'a>(v: &'a Value, path: &[&str]) -> &'a str {
-    get(v, path).and_then(Value::as_str).unwrap_or_default()
-}
-
 /// The object under `key`, created as `{}` when absent or null. `None` when
 /// `v` is not an object or the child has another type (left for validation
 /// or the decoder to reject).
@@ -366,7 +357,7 @@ pub(crate) fn copy_key(new: &mut Value, old: &Value, key: &str) {
 }
 
 fn copy_meta(new: &mut Value, old: &Value, key: &str) {
-    match get(old, &["metadata", key]) {
+    match at(old, &["metadata", key]) {
         Some(v) => set_meta(new, key, v.clone()),
         None => remove_meta(new, key),
     }

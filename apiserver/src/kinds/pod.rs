@@ -20,8 +20,9 @@
 use serde_json::{Value, json};
 
 use super::meta::{self, NameRule};
-use super::{child, default_key, get, get_str, items, items_mut, sem_eq, set};
+use super::{child, default_key, items, items_mut, sem_eq, set};
 use crate::error::FieldError;
+use crate::jsonpath::{at, str_at};
 use crate::labels::validation::validate_labels;
 use crate::validation::{self, is_dns1123_label, range_error};
 
@@ -87,8 +88,8 @@ pub fn default_pod_spec(spec: &mut Value) {
 }
 
 fn default_container(c: &mut Value) {
-    if get_str(c, &["imagePullPolicy"]).is_empty() {
-        let policy = if image_tag(get_str(c, &["image"])) == "latest" {
+    if str_at(c, &["imagePullPolicy"]).is_empty() {
+        let policy = if image_tag(str_at(c, &["image"])) == "latest" {
             "Always"
         } else {
             "IfNotPresent"
@@ -184,7 +185,7 @@ fn default_volume(v: &mut Value) {
 
 /// Requests copied from limits for keys missing in requests (Pod only).
 fn requests_from_limits(c: &mut Value) {
-    let Some(limits) = get(c, &["resources", "limits"])
+    let Some(limits) = at(c, &["resources", "limits"])
         .and_then(Value::as_object)
         .cloned()
     else {
@@ -204,7 +205,7 @@ pub fn prepare_pod_create(obj: &mut Value) {
     let Some(spec) = child(obj, "spec") else {
         return;
     };
-    if get_str(spec, &["serviceAccountName"]).is_empty() {
+    if str_at(spec, &["serviceAccountName"]).is_empty() {
         set(spec, "serviceAccountName", json!("default"));
     }
     let sa = spec
@@ -222,7 +223,7 @@ pub fn prepare_pod_create(obj: &mut Value) {
             }
         }
     }
-    let priority = match get_str(spec, &["priorityClassName"]) {
+    let priority = match str_at(spec, &["priorityClassName"]) {
         "system-node-critical" => 2_000_001_000,
         "system-cluster-critical" => 2_000_000_000,
         _ => 0,
@@ -233,11 +234,11 @@ pub fn prepare_pod_create(obj: &mut Value) {
 
 fn tolerates_no_execute(spec: &Value, taint_key: &str) -> bool {
     items(spec, "tolerations").any(|t| {
-        let effect_ok = matches!(get_str(t, &["effect"]), "" | "NoExecute");
-        let key = get_str(t, &["key"]);
-        let op = get_str(t, &["operator"]);
+        let effect_ok = matches!(str_at(t, &["effect"]), "" | "NoExecute");
+        let key = str_at(t, &["key"]);
+        let op = str_at(t, &["operator"]);
         let key_ok = (key.is_empty() && op == "Exists")
-            || (key == taint_key && (op == "Exists" || get_str(t, &["value"]).is_empty()));
+            || (key == taint_key && (op == "Exists" || str_at(t, &["value"]).is_empty()));
         effect_ok && key_ok
     })
 }
@@ -274,7 +275,7 @@ pub fn qos_class(spec: &Value) -> &'static str {
         let mut limited = [false; 2];
         for (i, res) in ["cpu", "memory"].iter().enumerate() {
             let q = |kind: &str| {
-                get(c, &["resources", kind, res])
+                at(c, &["resources", kind, res])
                     .and_then(quantity_value)
                     .filter(|v| *v > 0.0)
             };
@@ -343,7 +344,7 @@ pub fn validate_pod(obj: &Value) -> Vec<FieldError> {
     let spec = obj.get("spec").unwrap_or(&empty);
     let mut errs = validate_pod_spec(spec, "spec");
     for (i, c) in items(spec, "containers").enumerate() {
-        let image = get_str(c, &["image"]);
+        let image = str_at(c, &["image"]);
         if image.len() != image.trim().len() {
             errs.push(FieldError::invalid(
                 format!("spec.containers[{i}].image"),
@@ -369,9 +370,9 @@ pub fn validate_pod_template(template: Option<&Value>, path: &str) -> Vec<FieldE
     let Some(t) = template else {
         return vec![FieldError::required(path, "")];
     };
-    let mut errs = validate_labels(get(t, &["metadata", "labels"]), &format!("{path}.labels"));
+    let mut errs = validate_labels(at(t, &["metadata", "labels"]), &format!("{path}.labels"));
     errs.extend(meta::validate_annotations(
-        get(t, &["metadata", "annotations"]),
+        at(t, &["metadata", "annotations"]),
         &format!("{path}.annotations"),
     ));
     let empty = json!({});
@@ -394,7 +395,7 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     for list in ["initContainers", "containers"] {
         for (i, c) in items(spec, list).enumerate() {
             let cpath = format!("{path}.{list}[{i}]");
-            let name = get_str(c, &["name"]);
+            let name = str_at(c, &["name"]);
             if !name.is_empty() && seen.iter().any(|n| n == name) {
                 errs.push(FieldError::duplicate(format!("{cpath}.name"), json!(name)));
             }
@@ -427,7 +428,7 @@ fn validate_spec_scalars(spec: &Value, path: &str) -> Vec<FieldError> {
             range_error(1, i64::from(i32::MAX)),
         ));
     }
-    let sa = get_str(spec, &["serviceAccountName"]);
+    let sa = str_at(spec, &["serviceAccountName"]);
     if !sa.is_empty() {
         for msg in NameRule::Subdomain.check(sa, false) {
             errs.push(FieldError::invalid(
@@ -437,7 +438,7 @@ fn validate_spec_scalars(spec: &Value, path: &str) -> Vec<FieldError> {
             ));
         }
     }
-    let node = get_str(spec, &["nodeName"]);
+    let node = str_at(spec, &["nodeName"]);
     if !node.is_empty() {
         for msg in NameRule::Subdomain.check(node, false) {
             errs.push(FieldError::invalid(format!("{path}.nodeName"), json!(node), msg));
@@ -464,7 +465,7 @@ pub fn validate_enum(v: Option<&Value>, path: &str, allowed: &[&str]) -> Vec<Fie
 
 fn volume_names(spec: &Value) -> Vec<String> {
     items(spec, "volumes")
-        .map(|v| get_str(v, &["name"]).to_string())
+        .map(|v| str_at(v, &["name"]).to_string())
         .collect()
 }
 
@@ -473,7 +474,7 @@ fn validate_volumes(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut seen: Vec<&str> = Vec::new();
     for (i, v) in items(spec, "volumes").enumerate() {
         let npath = format!("{path}.volumes[{i}].name");
-        let name = get_str(v, &["name"]);
+        let name = str_at(v, &["name"]);
         if name.is_empty() {
             errs.push(FieldError::required(npath, ""));
             continue;
@@ -491,7 +492,7 @@ fn validate_volumes(spec: &Value, path: &str) -> Vec<FieldError> {
 
 fn validate_container(c: &Value, path: &str, volumes: &[String]) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let name = get_str(c, &["name"]);
+    let name = str_at(c, &["name"]);
     if name.is_empty() {
         errs.push(FieldError::required(format!("{path}.name"), ""));
     } else {
@@ -499,7 +500,7 @@ fn validate_container(c: &Value, path: &str, volumes: &[String]) -> Vec<FieldErr
             errs.push(FieldError::invalid(format!("{path}.name"), json!(name), msg));
         }
     }
-    if get_str(c, &["image"]).is_empty() {
+    if str_at(c, &["image"]).is_empty() {
         errs.push(FieldError::required(format!("{path}.image"), ""));
     }
     errs.extend(validate_enum(
@@ -534,7 +535,7 @@ fn validate_container_ports(c: &Value, path: &str) -> Vec<FieldError> {
     let mut names: Vec<&str> = Vec::new();
     for (i, p) in items(c, "ports").enumerate() {
         let ppath = format!("{path}.ports[{i}]");
-        let name = get_str(p, &["name"]);
+        let name = str_at(p, &["name"]);
         if !name.is_empty() {
             let msgs = port_name_errors(name);
             if !msgs.is_empty() {
@@ -595,7 +596,7 @@ fn validate_env(c: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (i, e) in items(c, "env").enumerate() {
         let npath = format!("{path}.env[{i}].name");
-        let name = get_str(e, &["name"]);
+        let name = str_at(e, &["name"]);
         if name.is_empty() {
             errs.push(FieldError::required(npath, ""));
         } else if name
@@ -616,13 +617,13 @@ fn validate_mounts(c: &Value, path: &str, volumes: &[String]) -> Vec<FieldError>
     let mut errs = Vec::new();
     for (i, m) in items(c, "volumeMounts").enumerate() {
         let mpath = format!("{path}.volumeMounts[{i}]");
-        let name = get_str(m, &["name"]);
+        let name = str_at(m, &["name"]);
         if name.is_empty() {
             errs.push(FieldError::required(format!("{mpath}.name"), ""));
         } else if !volumes.iter().any(|v| v == name) {
             errs.push(FieldError::not_found(format!("{mpath}.name"), json!(name)));
         }
-        if get_str(m, &["mountPath"]).is_empty() {
+        if str_at(m, &["mountPath"]).is_empty() {
             errs.push(FieldError::required(format!("{mpath}.mountPath"), ""));
         }
     }

@@ -15,9 +15,10 @@ use serde_json::{Value, json};
 
 use super::meta;
 use super::pod::{default_template, validate_pod_template};
-use super::{child, default_key, get, get_str, items_mut, sem_eq, set};
+use super::{child, default_key, items_mut, sem_eq, set};
 use crate::error::{FieldError, FieldErrorType};
 use crate::gofmt::{go_int_or_string, go_label_selector, go_string_map};
+use crate::jsonpath::{at, str_at};
 use crate::labels::Selector;
 use crate::labels::validation::{validate_label_selector, validate_labels};
 use crate::validation::{self, invalid_raw, nonnegative};
@@ -42,7 +43,7 @@ pub fn default_deployment(obj: &mut Value) {
     default_key(spec, "replicas", json!(1));
     if let Some(strategy) = child(spec, "strategy") {
         default_key(strategy, "type", json!("RollingUpdate"));
-        if get_str(strategy, &["type"]) == "RollingUpdate"
+        if str_at(strategy, &["type"]) == "RollingUpdate"
             && let Some(ru) = child(strategy, "rollingUpdate")
         {
             default_key(ru, "maxUnavailable", json!("25%"));
@@ -69,11 +70,11 @@ pub fn default_statefulset(obj: &mut Value) {
     };
     default_key(spec, "podManagementPolicy", json!("OrderedReady"));
     if let Some(us) = child(spec, "updateStrategy") {
-        if get_str(us, &["type"]).is_empty() {
+        if str_at(us, &["type"]).is_empty() {
             set(us, "type", json!("RollingUpdate"));
             default_key(us, "rollingUpdate", json!({}));
         }
-        if get_str(us, &["type"]) == "RollingUpdate"
+        if str_at(us, &["type"]) == "RollingUpdate"
             && let Some(ru) = us.get_mut("rollingUpdate").filter(|r| r.is_object())
         {
             default_key(ru, "partition", json!(0));
@@ -112,7 +113,7 @@ pub fn default_daemonset(obj: &mut Value) {
     };
     if let Some(us) = child(spec, "updateStrategy") {
         default_key(us, "type", json!("RollingUpdate"));
-        if get_str(us, &["type"]) == "RollingUpdate"
+        if str_at(us, &["type"]) == "RollingUpdate"
             && let Some(ru) = child(us, "rollingUpdate")
         {
             default_key(ru, "maxUnavailable", json!(1));
@@ -123,7 +124,7 @@ pub fn default_daemonset(obj: &mut Value) {
 }
 
 fn template_generation(obj: &Value) -> i64 {
-    get_str(obj, &["metadata", "annotations", TEMPLATE_GENERATION_ANNOTATION])
+    str_at(obj, &["metadata", "annotations", TEMPLATE_GENERATION_ANNOTATION])
         .parse()
         .unwrap_or(0)
 }
@@ -146,7 +147,7 @@ pub fn prepare_daemonset_create(obj: &mut Value) {
 /// generation must be bumped (any spec change).
 pub fn prepare_daemonset_update(new: &mut Value, old: &Value) -> bool {
     let mut g = template_generation(old).max(1);
-    let template_changed = !sem_eq(get(new, &["spec", "template"]), get(old, &["spec", "template"]));
+    let template_changed = !sem_eq(at(new, &["spec", "template"]), at(old, &["spec", "template"]));
     if template_changed {
         g += 1;
     }
@@ -192,7 +193,7 @@ fn validate_selector(spec: &Value, rules: &SelectorRules) -> (Vec<FieldError>, b
     // `LabelSelectorAsSelector`: an empty selector is rejected, a valid one
     // must match the template's labels.
     let selector = Selector::from_json(sel);
-    let template_labels = get(spec, &["template", "metadata", "labels"]);
+    let template_labels = at(spec, &["template", "metadata", "labels"]);
     match &selector {
         Ok(s) if s.is_empty() => errs.push(invalid_raw(
             "spec.selector",
@@ -216,7 +217,7 @@ fn validate_selector(spec: &Value, rules: &SelectorRules) -> (Vec<FieldError>, b
 fn labels_mismatch(spec: &Value) -> FieldError {
     invalid_raw(
         "spec.template.metadata.labels",
-        go_string_map(get(spec, &["template", "metadata", "labels"])),
+        go_string_map(at(spec, &["template", "metadata", "labels"])),
         "`selector` does not match template `labels`",
     )
 }
@@ -228,14 +229,14 @@ fn validate_always_template(spec: &Value, owner: &str, full: bool) -> Vec<FieldE
         validate_pod_template(template, "spec.template")
     } else {
         let t = template.cloned().unwrap_or(json!({}));
-        let mut e = validate_labels(get(&t, &["metadata", "labels"]), "spec.template.labels");
+        let mut e = validate_labels(at(&t, &["metadata", "labels"]), "spec.template.labels");
         e.extend(meta::validate_annotations(
-            get(&t, &["metadata", "annotations"]),
+            at(&t, &["metadata", "annotations"]),
             "spec.template.annotations",
         ));
         e
     };
-    let restart = get_str(spec, &["template", "spec", "restartPolicy"]);
+    let restart = str_at(spec, &["template", "spec", "restartPolicy"]);
     if restart != "Always" {
         errs.push(FieldError::not_supported(
             "spec.template.spec.restartPolicy",
@@ -243,7 +244,7 @@ fn validate_always_template(spec: &Value, owner: &str, full: bool) -> Vec<FieldE
             &["Always"],
         ));
     }
-    if get(spec, &["template", "spec", "activeDeadlineSeconds"]).is_some_and(|v| !v.is_null()) {
+    if at(spec, &["template", "spec", "activeDeadlineSeconds"]).is_some_and(|v| !v.is_null()) {
         errs.push(FieldError::forbidden(
             "spec.template.spec.activeDeadlineSeconds",
             format!("activeDeadlineSeconds in {owner} is not Supported"),
@@ -305,7 +306,7 @@ fn validate_deployment_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
     let empty = json!({});
     let strategy = strategy.unwrap_or(&empty);
     let ru = strategy.get("rollingUpdate").filter(|v| !v.is_null());
-    match get_str(strategy, &["type"]) {
+    match str_at(strategy, &["type"]) {
         "Recreate" if ru.is_some() => vec![FieldError::forbidden(
             "spec.strategy.rollingUpdate",
             "may not be specified when strategy `type` is 'Recreate'",
@@ -385,7 +386,7 @@ fn validate_rolling_update_deployment(ru: &Value) -> Vec<FieldError> {
         ));
     }
     if let Some(Value::String(_)) = mu
-        && is_valid_percent(get_str(ru, &["maxUnavailable"]))
+        && is_valid_percent(str_at(ru, &["maxUnavailable"]))
         && int_or_percent_value(mu) > 100
     {
         errs.push(invalid_raw(
@@ -442,7 +443,7 @@ fn validate_daemonset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
     let strategy = strategy.unwrap_or(&empty);
     let path = "spec.updateStrategy";
     let ru = strategy.get("rollingUpdate").filter(|v| !v.is_null());
-    match (get_str(strategy, &["type"]), ru) {
+    match (str_at(strategy, &["type"]), ru) {
         ("OnDelete", _) => Vec::new(),
         ("RollingUpdate", None) => vec![FieldError::required(format!("{path}.rollingUpdate"), "")],
         ("RollingUpdate", Some(ru)) => {
@@ -486,7 +487,7 @@ fn validate_rolling_update_daemonset(ru: &Value, path: &str) -> Vec<FieldError> 
 pub fn validate_statefulset(obj: &Value) -> Vec<FieldError> {
     let spec = spec_of(obj);
     let mut errs = Vec::new();
-    match get_str(&spec, &["podManagementPolicy"]) {
+    match str_at(&spec, &["podManagementPolicy"]) {
         "" => errs.push(FieldError::required("spec.podManagementPolicy", "")),
         "OrderedReady" | "Parallel" => {}
         other => errs.push(FieldError::invalid(
@@ -501,7 +502,7 @@ pub fn validate_statefulset(obj: &Value) -> Vec<FieldError> {
         .filter(|p| p.is_object())
     {
         for key in ["whenDeleted", "whenScaled"] {
-            let v = get_str(p, &[key]);
+            let v = str_at(p, &[key]);
             if !matches!(v, "Retain" | "Delete") {
                 errs.push(FieldError::not_supported(
                     format!("spec.persistentVolumeClaimRetentionPolicy.{key}"),
@@ -514,7 +515,7 @@ pub fn validate_statefulset(obj: &Value) -> Vec<FieldError> {
     errs.extend(nonnegative(spec.get("replicas"), "spec.replicas"));
     errs.extend(nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds"));
     errs.extend(nonnegative(
-        get(&spec, &["ordinals", "start"]),
+        at(&spec, &["ordinals", "start"]),
         "spec.ordinals.start",
     ));
     let (sel_errs, parsed) = validate_selector(
@@ -536,7 +537,7 @@ fn validate_statefulset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
     let strategy = strategy.unwrap_or(&empty);
     let path = "spec.updateStrategy";
     let ru = strategy.get("rollingUpdate").filter(|v| !v.is_null());
-    match get_str(strategy, &["type"]) {
+    match str_at(strategy, &["type"]) {
         "" => vec![FieldError::required(path, "")],
         "OnDelete" if ru.is_some() => vec![invalid_raw(
             format!("{path}.rollingUpdate"),
@@ -573,7 +574,7 @@ fn validate_statefulset_strategy(strategy: Option<&Value>) -> Vec<FieldError> {
 /// apps/v1: `spec.selector` may not change (Deployment, ReplicaSet,
 /// DaemonSet strategies).
 pub fn validate_selector_immutable(new: &Value, old: &Value) -> Vec<FieldError> {
-    let (n, o) = (get(new, &["spec", "selector"]), get(old, &["spec", "selector"]));
+    let (n, o) = (at(new, &["spec", "selector"]), at(old, &["spec", "selector"]));
     if sem_eq(n, o) {
         return Vec::new();
     }
