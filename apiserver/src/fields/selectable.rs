@@ -33,8 +33,8 @@ pub(crate) fn field_value(kind: Kind, obj: &Value, field: &str) -> Result<FieldV
         Kind::Pod => pod_field(obj, field),
         Kind::Node => node_field(obj, field),
         Kind::Namespace => namespace_field(obj, field),
-        Kind::Event => core_event_field(obj, field),
-        Kind::EventV1 => events_event_field(obj, field),
+        Kind::Event => event_field(obj, field, &CORE_EVENT),
+        Kind::EventV1 => event_field(obj, field, &EVENTS_V1_EVENT),
         Kind::Secret => secret_field(obj, field).or_else(|| meta_field(obj, field)),
         Kind::Service => service_field(obj, field).or_else(|| meta_field(obj, field)),
         Kind::ReplicaSet => replicas_field(obj, field).or_else(|| meta_field(obj, field)),
@@ -132,43 +132,55 @@ fn job_field(obj: &Value, field: &str) -> Option<FieldValue> {
     (field == "status.successful").then(|| Some(int_at(obj, &["status", "succeeded"]).to_string()))
 }
 
-fn core_event_field(obj: &Value, field: &str) -> Option<FieldValue> {
-    let involved = |k: &str| string(obj, &["involvedObject", k]);
-    match field {
-        "metadata.name" | "metadata.namespace" => meta_field(obj, field),
-        "involvedObject.kind" => involved("kind"),
-        "involvedObject.namespace" => involved("namespace"),
-        "involvedObject.name" => involved("name"),
-        "involvedObject.uid" => involved("uid"),
-        "involvedObject.apiVersion" => involved("apiVersion"),
-        "involvedObject.resourceVersion" => involved("resourceVersion"),
-        "involvedObject.fieldPath" => involved("fieldPath"),
-        "reason" | "reportingComponent" | "type" => string(obj, &[field]),
-        "source" => Some(Some(first_non_empty(&[
-            str_at(obj, &["source", "component"]),
-            str_at(obj, &["reportingComponent"]),
-        ]))),
-        _ => None,
-    }
+/// Where an Event version keeps what the core field set names: the object
+/// the event is about, the reporter, and the deprecated source.
+struct EventShape {
+    object: &'static str,
+    reporter: &'static str,
+    source: &'static str,
 }
 
-/// events.k8s.io/v1 labels are mapped onto the core field set, read from the v1 names.
-fn events_event_field(obj: &Value, field: &str) -> Option<FieldValue> {
-    let regarding = |k: &str| string(obj, &["regarding", k]);
+/// core/v1 Event.
+const CORE_EVENT: EventShape = EventShape {
+    object: "involvedObject",
+    reporter: "reportingComponent",
+    source: "source",
+};
+
+/// events.k8s.io/v1 Event: its labels map onto the core field set
+/// (`regarding.kind` is `involvedObject.kind`), read from the v1 names.
+const EVENTS_V1_EVENT: EventShape = EventShape {
+    object: "regarding",
+    reporter: "reportingController",
+    source: "deprecatedSource",
+};
+
+/// The fields of the referenced object an event's field selector may name.
+const EVENT_OBJECT_FIELDS: [&str; 7] = [
+    "kind",
+    "namespace",
+    "name",
+    "uid",
+    "apiVersion",
+    "resourceVersion",
+    "fieldPath",
+];
+
+fn event_field(obj: &Value, field: &str, shape: &EventShape) -> Option<FieldValue> {
+    if let Some((object, key)) = field.split_once('.')
+        && object == shape.object
+        && EVENT_OBJECT_FIELDS.contains(&key)
+    {
+        return string(obj, &[object, key]);
+    }
     match field {
         "metadata.name" | "metadata.namespace" => meta_field(obj, field),
-        "regarding.kind" => regarding("kind"),
-        "regarding.namespace" => regarding("namespace"),
-        "regarding.name" => regarding("name"),
-        "regarding.uid" => regarding("uid"),
-        "regarding.apiVersion" => regarding("apiVersion"),
-        "regarding.resourceVersion" => regarding("resourceVersion"),
-        "regarding.fieldPath" => regarding("fieldPath"),
-        "reason" | "reportingController" | "type" => string(obj, &[field]),
+        "reason" | "type" => string(obj, &[field]),
         "source" => Some(Some(first_non_empty(&[
-            str_at(obj, &["deprecatedSource", "component"]),
-            str_at(obj, &["reportingController"]),
+            str_at(obj, &[shape.source, "component"]),
+            str_at(obj, &[shape.reporter]),
         ]))),
+        f if f == shape.reporter => string(obj, &[f]),
         _ => None,
     }
 }

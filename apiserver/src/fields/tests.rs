@@ -153,3 +153,44 @@ fn field_selector_against_object() {
     }
     assert!(sel.matches(|f| field_value(Kind::Pod, &pod, f).ok().flatten()));
 }
+
+#[test]
+fn event_fields_in_both_versions() {
+    let core = json!({"metadata": {"name": "e", "namespace": "d"},
+        "involvedObject": {"kind": "Pod", "name": "p", "uid": "u", "fieldPath": "spec"},
+        "reason": "Started", "type": "Normal", "reportingComponent": "kubelet",
+        "source": {"component": "old"}});
+    let v1 = json!({"metadata": {"name": "e", "namespace": "d"},
+        "regarding": {"kind": "Pod", "name": "p", "uid": "u", "fieldPath": "spec"},
+        "reason": "Started", "type": "Normal", "reportingController": "kubelet"});
+    // (core label, events.k8s.io label, value on both)
+    let cases = [
+        ("metadata.namespace", "metadata.namespace", "d"),
+        ("involvedObject.kind", "regarding.kind", "Pod"),
+        ("involvedObject.uid", "regarding.uid", "u"),
+        ("involvedObject.fieldPath", "regarding.fieldPath", "spec"),
+        ("involvedObject.apiVersion", "regarding.apiVersion", ""),
+        ("reason", "reason", "Started"),
+        ("type", "type", "Normal"),
+        ("reportingComponent", "reportingController", "kubelet"),
+    ];
+    for (core_label, v1_label, want) in cases {
+        assert_eq!(field_value(Kind::Event, &core, core_label), Ok(Some(want.into())));
+        assert_eq!(field_value(Kind::EventV1, &v1, v1_label), Ok(Some(want.into())));
+    }
+    // `source` prefers the deprecated source component, then the reporter.
+    assert_eq!(field_value(Kind::Event, &core, "source"), Ok(Some("old".into())));
+    assert_eq!(
+        field_value(Kind::EventV1, &v1, "source"),
+        Ok(Some("kubelet".into()))
+    );
+    for (kind, bad) in [
+        (Kind::Event, "reportingController"),
+        (Kind::Event, "involvedObject.labels"),
+        (Kind::EventV1, "reportingComponent"),
+        (Kind::EventV1, "regarding"),
+    ] {
+        let err = format!("field label not supported: {bad}");
+        assert_eq!(field_value(kind, &core, bad), Err(err));
+    }
+}
