@@ -5,12 +5,12 @@
 //! `printReplicaSet`, `printStatefulSet`, `printDaemonSet`,
 //! `printControllerRevision` of `pkg/printers/internalversion/printers.go`.
 //! The four workload tables share their tail (Age, Containers, Images,
-//! Selector): see [`TablePrinter::workload`] and [`Row::workload`].
+//! Selector): see `TablePrinter::workload` and `Row::workload`.
 
 use serde_json::{Value, json};
 
 use super::helpers::{at, controller_ref, int_at, selector_at, str_at};
-use super::{Row, TablePrinter, col};
+use super::{Column, Row, TablePrinter, col};
 use crate::selector::{format_labels, label_selector_string};
 
 const TEMPLATE: &[&str] = &["spec", "template"];
@@ -45,6 +45,12 @@ pub(super) static DEPLOYMENT: TablePrinter = TablePrinter::workload(
         r.workload(own, TEMPLATE, Some(json!(selector)))
     },
 );
+const D_READY: &str = "Number of the pod with ready state";
+const D_DEP_UPDATED: &str =
+    "Total number of non-terminated pods targeted by this deployment that have the desired template spec.";
+const D_DEP_AVAILABLE: &str =
+    "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.";
+const D_DEP_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.";
 
 pub(super) static REPLICA_SET: TablePrinter = TablePrinter::workload(
     &[
@@ -70,6 +76,9 @@ pub(super) static REPLICA_SET: TablePrinter = TablePrinter::workload(
         )
     },
 );
+const D_RS_REPLICAS: &str = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
+const D_RS_CURRENT: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
+const D_RS_SELECTOR: &str = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
 
 pub(super) static STATEFUL_SET: TablePrinter =
     TablePrinter::workload(&[col("Ready", "string", D_READY)], None, |r| {
@@ -78,35 +87,42 @@ pub(super) static STATEFUL_SET: TablePrinter =
 
 pub(super) static DAEMON_SET: TablePrinter = TablePrinter::workload(
     &[
-        col("Desired", "integer", D_DS_DESIRED),
-        col("Current", "integer", D_DS_CURRENT),
-        col("Ready", "integer", D_DS_READY),
-        col(
-            "Up-to-date",
-            "integer",
-            "The total number of nodes that are running updated daemon pod",
-        ),
-        col("Available", "integer", D_DS_AVAILABLE),
+        COUNTS[0].0,
+        COUNTS[1].0,
+        COUNTS[2].0,
+        COUNTS[3].0,
+        COUNTS[4].0,
         col("Node Selector", "string", D_DS_NODE_SELECTOR),
     ],
     Some(D_DS_SELECTOR),
     print_daemon_set,
 );
 
-fn print_daemon_set(r: &Row) -> Vec<Value> {
-    let counts = [
-        "desiredNumberScheduled",
-        "currentNumberScheduled",
-        "numberReady",
+/// The DaemonSet's count columns and the `status` field each shows.
+const COUNTS: [(Column, &str); 5] = [
+    (col("Desired", "integer", D_DS_DESIRED), "desiredNumberScheduled"),
+    (col("Current", "integer", D_DS_CURRENT), "currentNumberScheduled"),
+    (col("Ready", "integer", D_DS_READY), "numberReady"),
+    (
+        col("Up-to-date", "integer", D_DS_UPDATED),
         "updatedNumberScheduled",
-        "numberAvailable",
-    ];
-    let mut own: Vec<Value> = counts
-        .iter()
-        .map(|k| json!(int_at(r.obj, &["status", k])))
-        .collect();
+    ),
+    (col("Available", "integer", D_DS_AVAILABLE), "numberAvailable"),
+];
+
+const D_DS_DESIRED: &str = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+const D_DS_CURRENT: &str = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+const D_DS_READY: &str = "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.";
+const D_DS_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
+const D_DS_NODE_SELECTOR: &str = "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/";
+const D_DS_SELECTOR: &str = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+
+const D_DS_UPDATED: &str = "The total number of nodes that are running updated daemon pod";
+
+fn print_daemon_set(r: &Row) -> Vec<Value> {
+    let counts = COUNTS.map(|(_, field)| json!(int_at(r.obj, &["status", field])));
     let node_selector = at(r.obj, &["spec", "template", "spec", "nodeSelector"]).and_then(Value::as_object);
-    own.push(json!(format_labels(node_selector)));
+    let own = counts.into_iter().chain([json!(format_labels(node_selector))]);
     r.workload(own, TEMPLATE, selector(r))
 }
 
@@ -123,6 +139,7 @@ pub(super) static CONTROLLER_REVISION: TablePrinter = TablePrinter::named(
         )
     },
 );
+const D_CR_REVISION: &str = "Revision indicates the revision of the state represented by Data.";
 
 /// The controller owner as `kind.group/name` in lower case, or `<none>`.
 fn controller_of(obj: &Value) -> String {
@@ -146,23 +163,6 @@ fn controller_of(obj: &Value) -> String {
         format!("{}/{name}", group_kind.to_lowercase())
     }
 }
-
-const D_READY: &str = "Number of the pod with ready state";
-const D_DEP_UPDATED: &str =
-    "Total number of non-terminated pods targeted by this deployment that have the desired template spec.";
-const D_DEP_AVAILABLE: &str =
-    "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.";
-const D_DEP_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.";
-const D_RS_REPLICAS: &str = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
-const D_RS_CURRENT: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
-const D_RS_SELECTOR: &str = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
-const D_DS_DESIRED: &str = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
-const D_DS_CURRENT: &str = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
-const D_DS_READY: &str = "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.";
-const D_DS_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
-const D_DS_NODE_SELECTOR: &str = "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/";
-const D_DS_SELECTOR: &str = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
-const D_CR_REVISION: &str = "Revision indicates the revision of the state represented by Data.";
 
 #[cfg(test)]
 mod tests {

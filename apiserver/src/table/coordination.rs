@@ -11,7 +11,6 @@ use super::{TablePrinter, col};
 pub(super) static LEASE: TablePrinter = TablePrinter::named(&[col("Holder", "string", D_HOLDER)], &[], |r| {
     r.named([json!(str_at(r.obj, &["spec", "holderIdentity"]))], [])
 });
-
 const D_HOLDER: &str = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.";
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 
 use super::helpers::{array, array_len, at, bool_at, conditions, int_at, map_len, or_none, str_at, strings};
-use super::{Row, TablePrinter, col, wide};
+use super::{Column, Row, TablePrinter, col, wide};
 use crate::selector::format_labels;
 
 // ---------------------------------------------------------------------------
@@ -25,32 +25,48 @@ pub(super) static NODE: TablePrinter = TablePrinter::named(
     ],
     &[
         col("Version", "string", "Kubelet Version reported by the node."),
-        wide("Internal-IP", "string", D_ADDRESSES),
-        wide("External-IP", "string", D_ADDRESSES),
-        wide("OS-Image", "string", D_OS_IMAGE),
-        wide("Kernel-Version", "string", D_KERNEL),
-        wide("Container-Runtime", "string", D_RUNTIME),
+        ADDRESSES[0].0,
+        ADDRESSES[1].0,
+        NODE_INFO[0].0,
+        NODE_INFO[1].0,
+        NODE_INFO[2].0,
     ],
     print_node,
 );
 
+/// The wide address columns and the address type each shows.
+const ADDRESSES: [(Column, &str); 2] = [
+    (wide("Internal-IP", "string", D_ADDRESSES), "InternalIP"),
+    (wide("External-IP", "string", D_ADDRESSES), "ExternalIP"),
+];
+
+/// The wide `status.nodeInfo` columns and the field each shows.
+const NODE_INFO: [(Column, &str); 3] = [
+    (wide("OS-Image", "string", D_OS_IMAGE), "osImage"),
+    (wide("Kernel-Version", "string", D_KERNEL), "kernelVersion"),
+    (
+        wide("Container-Runtime", "string", D_RUNTIME),
+        "containerRuntimeVersion",
+    ),
+];
+
+const D_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
+const D_OS_IMAGE: &str =
+    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
+const D_KERNEL: &str = "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
+const D_RUNTIME: &str =
+    "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
+
 fn print_node(r: &Row) -> Vec<Value> {
     let obj = r.obj;
-    let info = |k: &str| {
-        let v = str_at(obj, &["status", "nodeInfo", k]);
+    let kubelet = json!(str_at(obj, &["status", "nodeInfo", "kubeletVersion"]));
+    let addresses = ADDRESSES.map(|(_, ty)| json!(node_address(obj, ty)));
+    let info = NODE_INFO.map(|(_, field)| {
+        let v = str_at(obj, &["status", "nodeInfo", field]);
         json!(if v.is_empty() { "<unknown>" } else { v })
-    };
-    r.named(
-        [json!(node_status(obj)), json!(node_roles(obj))],
-        [
-            json!(str_at(obj, &["status", "nodeInfo", "kubeletVersion"])),
-            json!(node_address(obj, "InternalIP")),
-            json!(node_address(obj, "ExternalIP")),
-            info("osImage"),
-            info("kernelVersion"),
-            info("containerRuntimeVersion"),
-        ],
-    )
+    });
+    let after_age = [kubelet].into_iter().chain(addresses).chain(info);
+    r.named([json!(node_status(obj)), json!(node_roles(obj))], after_age)
 }
 
 fn node_status(obj: &Value) -> String {
@@ -124,6 +140,7 @@ pub(super) static CONFIG_MAP: TablePrinter =
             [],
         )
     });
+const D_CM_DATA: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
 
 pub(super) static SECRET: TablePrinter = TablePrinter::named(
     &[
@@ -133,6 +150,8 @@ pub(super) static SECRET: TablePrinter = TablePrinter::named(
     &[],
     print_secret,
 );
+const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
+const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
 
 fn print_secret(r: &Row) -> Vec<Value> {
     // stringData is merged into data by the v1 -> internal conversion.
@@ -158,6 +177,7 @@ pub(super) static SERVICE_ACCOUNT: TablePrinter =
     TablePrinter::named(&[col("Secrets", "string", D_SA_SECRETS)], &[], |r| {
         r.named([json!(array_len(r.obj.get("secrets")))], [])
     });
+const D_SA_SECRETS: &str = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret";
 
 // ---------------------------------------------------------------------------
 // Service
@@ -173,6 +193,11 @@ pub(super) static SERVICE: TablePrinter = TablePrinter::named(
     &[wide("Selector", "string", D_SVC_SELECTOR)],
     print_service,
 );
+const D_SVC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
+const D_SVC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+const D_SVC_EXTERNAL_IPS: &str = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.";
+const D_SVC_PORTS: &str = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+const D_SVC_SELECTOR: &str = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/";
 
 fn print_service(r: &Row) -> Vec<Value> {
     let obj = r.obj;
@@ -267,6 +292,7 @@ pub(super) static ENDPOINTS: TablePrinter =
     TablePrinter::named(&[col("Endpoints", "string", D_EP_SUBSETS)], &[], |r| {
         r.named([json!(format_endpoints(r.obj))], [])
     });
+const D_EP_SUBSETS: &str = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.";
 
 /// `formatEndpoints`: the first three `ip:port` pairs and `+ N more...`.
 fn format_endpoints(obj: &Value) -> String {
@@ -309,23 +335,6 @@ fn join_host_port(host: &str, port: i64) -> String {
         format!("{host}:{port}")
     }
 }
-
-const D_OS_IMAGE: &str =
-    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
-const D_KERNEL: &str = "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
-const D_RUNTIME: &str =
-    "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
-const D_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
-const D_SVC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
-const D_SVC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
-const D_SVC_EXTERNAL_IPS: &str = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.";
-const D_SVC_PORTS: &str = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
-const D_SVC_SELECTOR: &str = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/";
-const D_EP_SUBSETS: &str = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.";
-const D_CM_DATA: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
-const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
-const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
-const D_SA_SECRETS: &str = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret";
 
 #[cfg(test)]
 mod tests {

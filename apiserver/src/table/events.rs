@@ -3,7 +3,7 @@
 //! Upstream: `eventColumnDefinitions` and `printEvent` of
 //! `pkg/printers/internalversion/printers.go`. Upstream converts both API
 //! versions to one internal Event; here an events.k8s.io/v1 Event is renamed
-//! onto the core/v1 field names ([`events_to_core`]) and printed as one.
+//! onto the core/v1 field names (`events_to_core`) and printed as one.
 
 use serde_json::{Map, Value, json};
 
@@ -41,6 +41,13 @@ const COLUMNS: &[super::Column] = &[
         ..wide("Name", "string", D_NAME)
     },
 ];
+const D_LAST: &str = "The time at which the most recent occurrence of this event was recorded.";
+const D_TYPE: &str = "Type of this event (Normal, Warning), new types could be added in the future";
+const D_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
+const D_SUBOBJECT: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
+const D_SOURCE: &str = "The component reporting this event. Should be a short machine understandable string.";
+const D_FIRST: &str =
+    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
 
 fn print_event(r: &Row) -> Vec<Value> {
     let obj = r.obj;
@@ -132,14 +139,6 @@ fn events_to_core(obj: &Value) -> Value {
     }
     Value::Object(out)
 }
-
-const D_LAST: &str = "The time at which the most recent occurrence of this event was recorded.";
-const D_TYPE: &str = "Type of this event (Normal, Warning), new types could be added in the future";
-const D_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
-const D_SUBOBJECT: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
-const D_SOURCE: &str = "The component reporting this event. Should be a short machine understandable string.";
-const D_FIRST: &str =
-    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
 
 #[cfg(test)]
 mod tests {

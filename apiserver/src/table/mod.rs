@@ -5,16 +5,16 @@
 //! `printX` function that fills its rows; and, for kinds without a printer,
 //! `staging/src/k8s.io/apiserver/pkg/registry/rest/table.go` (Name + "Created At").
 //! The server always generates wide rows, so every row holds all cells,
-//! priority-1 ones included. See /work/shared/API_DETAILS.md §1.
+//! priority-1 ones included.
 //!
 //! Layout: each built-in kind has one [`TablePrinter`] — its columns and its
-//! print function side by side — in the file of its group: [`pod`], [`core`]
-//! (the other core/v1 kinds), [`events`] (core/v1 and events.k8s.io/v1),
-//! [`apps`], [`batch`], [`coordination`], [`discovery`]. [`printer_for`] picks
-//! one by the [`Kind`] the resource resolves to ([`kind_of`], the same
+//! print function side by side — in the file of its group: `pod`, `core`
+//! (the other core/v1 kinds), `events` (core/v1 and events.k8s.io/v1),
+//! `apps`, `batch`, `coordination`, `discovery`. [`printer_for`] picks
+//! one by the `Kind` the resource resolves to (`kind_of`, the same
 //! resolution the strategies in [`crate::kinds`] use), so no table code matches
 //! group and kind strings. Shared cell helpers (ages, durations, container
-//! lists, object access) are in [`helpers`].
+//! lists, object access) are in `helpers`.
 //!
 //! Simplifications: objects are v1 JSON, so the few v1->internal conversions the
 //! printers depend on are applied by hand (pod IP, service cluster IPs, secret
@@ -143,7 +143,7 @@ enum Layout {
         after_age: &'static [Column],
     },
     /// Name, `columns`, Age, Containers, Images, then a Selector described by
-    /// `selector` if any: the workload printers (cells by [`Row::workload`]).
+    /// `selector` if any: the workload printers (cells by `Row::workload`).
     Workload {
         columns: &'static [Column],
         selector: Option<&'static str>,
@@ -254,7 +254,7 @@ impl Row<'_> {
         translate_timestamp_since(ts, self.now)
     }
 
-    /// The cells of a [`Layout::Named`] table: Name, `own`, Age, `after_age`.
+    /// The cells of a `Layout::Named` table: Name, `own`, Age, `after_age`.
     fn named(
         &self,
         own: impl IntoIterator<Item = Value>,
@@ -267,7 +267,7 @@ impl Row<'_> {
         cells
     }
 
-    /// The cells of a [`Layout::Workload`] table: Name, `own`, Age, then the
+    /// The cells of a `Layout::Workload` table: Name, `own`, Age, then the
     /// containers and images of the pod template at `template` and `selector`.
     fn workload(
         &self,

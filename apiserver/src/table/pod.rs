@@ -6,7 +6,7 @@
 //! (sidecars — init containers with `restartPolicy: Always` — count toward
 //! Ready once started), then the main containers from last to first, so the
 //! first container's reason wins. Simplified: the v1 pod IP stands in for the
-//! internal type's `PodIPs[0]` (see [`pod_ip`]).
+//! internal type's `PodIPs[0]` (see `pod_ip`).
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -41,6 +41,12 @@ pub(super) static POD: TablePrinter = TablePrinter::named(
     print_pod,
 )
 .with_conditions(pod_conditions);
+const D_RESTARTS: &str = "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.";
+const D_IP: &str =
+    "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
+const D_NODE: &str = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename";
+const D_NOMINATED: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
+const D_GATES: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
 
 fn print_pod(r: &Row) -> Vec<Value> {
     let obj = r.obj;
@@ -249,13 +255,6 @@ fn readiness_gates(obj: &Value) -> String {
         .count();
     format!("{ready}/{}", gates.len())
 }
-
-const D_RESTARTS: &str = "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.";
-const D_IP: &str =
-    "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
-const D_NODE: &str = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename";
-const D_NOMINATED: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
-const D_GATES: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
 
 #[cfg(test)]
 mod tests {
