@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use apiserver::Api;
+use apiserver::testkit::{Tasks, TestApi, TestApiBuilder};
 use controllers::deployment::controller::DeploymentController;
 use controllers::garbagecollector::controller::{
     FIELD_MANAGER as GC_CLIENT, GarbageCollector, deletable_resources,
@@ -198,23 +199,20 @@ fn start_components(
 type ClientFactory = Box<dyn Fn(&Api, &str) -> Arc<dyn Client> + Send + Sync>;
 
 /// An in-process control plane for tests and benchmarks: an API over a
-/// temporary store ([`apiserver::testkit::TestApi`]), the chosen components
-/// started on it, and a client for the test. Stopped by [`Cluster::stop`],
-/// or (without waiting) when dropped.
+/// temporary store ([`TestApi`]), the chosen components started on it, and
+/// a client for the test. Stopped by [`Cluster::stop`], or (without
+/// waiting) when dropped.
 pub struct Cluster {
     api: Api,
-    clock: Clock,
     client: Arc<dyn Client>,
-    shutdown: CancellationToken,
-    handles: Vec<JoinHandle<()>>,
+    tasks: Tasks,
 }
 
 /// What [`ClusterBuilder::start`] starts: by default every component, three
 /// nodes, the system clock and seed 0.
 pub struct ClusterBuilder {
-    clock: Clock,
+    api: TestApiBuilder,
     seed: u64,
-    history: Option<usize>,
     sim: SimConfig,
     components: Components,
     clients: Option<ClientFactory>,
@@ -225,9 +223,8 @@ impl Cluster {
     /// clock, seed 0.
     pub fn builder() -> ClusterBuilder {
         ClusterBuilder {
-            clock: Clock::system(),
+            api: TestApi::builder(),
             seed: 0,
-            history: None,
             sim: SimConfig::default(),
             components: Components {
                 controllers: true,
@@ -244,7 +241,7 @@ impl Cluster {
 
     /// The one clock.
     pub fn clock(&self) -> &Clock {
-        &self.clock
+        self.api.clock()
     }
 
     /// A client for the test, an `InProcessClient` named `test` (not made
@@ -253,40 +250,22 @@ impl Cluster {
         self.client.clone()
     }
 
-    /// Cancelled when the cluster stops; every component watches it.
-    pub fn shutdown(&self) -> &CancellationToken {
-        &self.shutdown
+    /// The token every component watches; cancelling it stops them.
+    pub fn shutdown(&self) -> CancellationToken {
+        self.tasks.shutdown()
     }
 
-    /// Stops every component and waits for each, at most a minute apiece;
-    /// `Err` says which panicked or did not stop.
-    pub async fn stop(mut self) -> Result<(), String> {
-        self.shutdown.cancel();
-        let mut failures = Vec::new();
-        for (i, handle) in std::mem::take(&mut self.handles).into_iter().enumerate() {
-            match tokio::time::timeout(std::time::Duration::from_secs(60), handle).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(format!("component {i}: {e}")),
-                Err(_) => failures.push(format!("component {i}: still running after 60 s")),
-            }
-        }
-        match failures.is_empty() {
-            true => Ok(()),
-            false => Err(failures.join("; ")),
-        }
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
+    /// Stops every component and waits for each, at most a minute apiece
+    /// (see [`Tasks::stop`]).
+    pub async fn stop(self) -> Result<(), String> {
+        self.tasks.stop(std::time::Duration::from_secs(60)).await
     }
 }
 
 impl ClusterBuilder {
     /// The clock of the store, the API and every component.
     pub fn clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
+        self.api = self.api.clock(clock);
         self
     }
 
@@ -298,13 +277,13 @@ impl ClusterBuilder {
 
     /// The seed of the API's uids and names and of the kubelet's choices.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        (self.api, self.seed) = (self.api.seed(seed), seed);
         self
     }
 
     /// Keep at most `events` events of watch history.
     pub fn history(mut self, events: usize) -> Self {
-        self.history = Some(events);
+        self.api = self.api.history(events);
         self
     }
 
@@ -347,33 +326,27 @@ impl ClusterBuilder {
     /// # Panics
     /// If the temporary store cannot be opened or the namespaces created.
     pub async fn start(self) -> Cluster {
-        let mut api = apiserver::testkit::TestApi::builder()
-            .clock(self.clock.clone())
-            .seed(self.seed);
-        if let Some(events) = self.history {
-            api = api.history(events);
-        }
-        let api = api.build().await;
-        let shutdown = CancellationToken::new();
+        let api = self.api.build().await;
+        let mut tasks = Tasks::new();
         let make = |component: &str| match &self.clients {
             Some(make) => make(&api, component),
             None => client(&api, component),
         };
-        let handles = start_components(
+        let clock = api.clock().clone();
+        let started = start_components(
             &api,
-            &self.clock,
+            &clock,
             &self.sim,
             self.seed,
-            &shutdown,
+            &tasks.shutdown(),
             &make,
             self.components,
         );
+        tasks.extend(started);
         Cluster {
             client: client(&api, "test"),
             api,
-            clock: self.clock,
-            shutdown,
-            handles,
+            tasks,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! An [`Api`] in one line, for tests and embedders: a temporary store
 //! (deleted when the last handle to it is dropped), the default namespaces
-//! created.
+//! created; and [`Tasks`], the components a test starts on it, stopped
+//! together.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -14,8 +15,13 @@
 //! [`Durability::Buffered`], since a flush on sled's thread would let paused
 //! tokio time run ahead of a test that waits on it.
 
+use std::future::Future;
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use store::{Clock, Durability, Store};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::api::{Api, WriteOptions};
 use crate::registry::Registry;
@@ -105,6 +111,71 @@ impl TestApiBuilder {
         let api = self.open();
         api.bootstrap().await.expect("the default namespaces are created");
         api
+    }
+}
+
+/// Background tasks that watch one shutdown token: the informers and
+/// components a test starts. Dropping it cancels the token without waiting.
+#[derive(Default)]
+pub struct Tasks {
+    shutdown: CancellationToken,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Tasks {
+    /// No tasks yet, a fresh token.
+    pub fn new() -> Self {
+        Tasks::default()
+    }
+
+    /// The token the tasks watch (a clone).
+    pub fn shutdown(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Adds a task already running (an informer's `run` returns one).
+    pub fn push(&mut self, task: JoinHandle<()>) {
+        self.handles.push(task);
+    }
+
+    /// Spawns `run(token)`.
+    pub fn spawn<F, Fut>(&mut self, run: F)
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.handles.push(tokio::spawn(run(self.shutdown())));
+    }
+
+    /// Cancels the token and waits for every task, at most `within` each
+    /// (on tokio's clock); `Err` names each task (by its place) that
+    /// panicked or was still running.
+    pub async fn stop(mut self, within: Duration) -> Result<(), String> {
+        self.shutdown.cancel();
+        let mut failures = Vec::new();
+        for (i, task) in std::mem::take(&mut self.handles).into_iter().enumerate() {
+            match tokio::time::timeout(within, task).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("task {i}: {e}")),
+                Err(_) => failures.push(format!("task {i}: still running after {within:?}")),
+            }
+        }
+        match failures.is_empty() {
+            true => Ok(()),
+            false => Err(failures.join("; ")),
+        }
+    }
+}
+
+impl Extend<JoinHandle<()>> for Tasks {
+    fn extend<I: IntoIterator<Item = JoinHandle<()>>>(&mut self, tasks: I) {
+        self.handles.extend(tasks);
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
     }
 }
 

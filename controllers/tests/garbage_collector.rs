@@ -12,15 +12,13 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use apiserver::testkit::TestApi;
+use apiserver::testkit::{Tasks, TestApi};
 use controllers::garbagecollector::controller::{FIELD_MANAGER, GarbageCollector, deletable_resources};
 use controllers::runtime::{Client, ClientResult, DeleteParams, InProcessClient, PatchType, ResourceRef};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::{Value, json};
 use store::Clock;
-use tokio::task::JoinHandle;
 use tokio::time::timeout;
-use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
 /// A finalizer of the test's own, to hold a dependent while it is being deleted.
@@ -30,8 +28,7 @@ const HOLD: &str = "example.com/hold";
 struct Cluster {
     client: Arc<dyn Client>,
     clock: Clock,
-    shutdown: CancellationToken,
-    gc: JoinHandle<()>,
+    tasks: Tasks,
 }
 
 impl Cluster {
@@ -40,21 +37,18 @@ impl Cluster {
         let api = TestApi::builder().clock(clock.clone()).build().await;
         let gc_client: Arc<dyn Client> = Arc::new(InProcessClient::new(api.clone(), FIELD_MANAGER));
         let gc = GarbageCollector::new(gc_client, clock.clone(), deletable_resources(api.registry()));
-        let shutdown = CancellationToken::new();
+        let mut tasks = Tasks::new();
+        tasks.spawn(|stop| gc.run(2, stop));
         Cluster {
             client: Arc::new(InProcessClient::new(api, "test")),
             clock,
-            gc: tokio::spawn(gc.run(2, shutdown.clone())),
-            shutdown,
+            tasks,
         }
     }
 
     async fn stop(self) {
-        self.shutdown.cancel();
-        timeout(Duration::from_secs(10), self.gc)
-            .await
-            .expect("stops within 10 s")
-            .unwrap();
+        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
+        stopped.expect("stops within 10 s, without panicking");
     }
 
     /// Creates a ConfigMap (or a Secret, for `kind = "Secret"`) with these

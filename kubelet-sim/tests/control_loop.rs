@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::testkit::TestApi;
+use apiserver::testkit::{Tasks, TestApi};
 use controllers::runtime::{Client, InProcessClient, Informer, ListParams, Recorder, Typed};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
@@ -16,7 +16,6 @@ use scheduler_stub::Scheduler;
 use serde_json::json;
 use store::Clock;
 use tokio::time::timeout;
-use tokio_util::sync::CancellationToken;
 
 /// Simulated seconds per real second: a 10 s heartbeat is 50 ms.
 const SCALE: f64 = 200.0;
@@ -26,8 +25,7 @@ const NODES: [&str; 3] = ["sim-node-1", "sim-node-2", "sim-node-3"];
 struct Cluster {
     client: Arc<dyn Client>,
     clock: Clock,
-    shutdown: CancellationToken,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    tasks: Tasks,
 }
 
 impl Cluster {
@@ -46,8 +44,7 @@ impl Cluster {
         Cluster {
             client: Arc::new(InProcessClient::new(api, "test")),
             clock,
-            shutdown: CancellationToken::new(),
-            tasks: Vec::new(),
+            tasks: Tasks::new(),
         }
     }
 
@@ -67,23 +64,17 @@ impl Cluster {
                 Capacity::default(),
                 &pods,
             );
-            self.tasks.push(tokio::spawn(kubelet.run(self.shutdown.clone())));
+            self.tasks.spawn(|stop| kubelet.run(stop));
         }
-        self.tasks
-            .push(tokio::spawn(scheduler.run(self.shutdown.clone())));
-        self.tasks.push(pods.run(self.shutdown.clone()));
-        self.tasks.push(nodes.run(self.shutdown.clone()));
+        self.tasks.spawn(|stop| scheduler.run(stop));
+        self.tasks.push(pods.run(self.tasks.shutdown()));
+        self.tasks.push(nodes.run(self.tasks.shutdown()));
         self
     }
 
     async fn stop(self) {
-        self.shutdown.cancel();
-        for task in self.tasks {
-            timeout(Duration::from_secs(10), task)
-                .await
-                .expect("stops within 10 s")
-                .unwrap();
-        }
+        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
+        stopped.expect("every task stops within 10 s, without panicking");
     }
 
     /// Waits until the kubelet's three nodes are registered and Ready.
