@@ -9,9 +9,10 @@
 
 use serde_json::{Value, json};
 
-use super::helpers::{at, controller_ref, int_at, selector_at, str_at};
+use super::helpers::{controller_ref, selector_at};
 use super::{Column, Row, TablePrinter, col};
-use crate::selector::{format_labels, label_selector_string};
+use crate::jsonpath::{at, int_at, str_at};
+use crate::labels::{format_labels, label_selector_string};
 
 const TEMPLATE: &[&str] = &["spec", "template"];
 

@@ -6,10 +6,10 @@
 use serde_json::{Value, json};
 
 use super::helpers::{
-    array_len, at, has_condition, human_duration_between, int_at, is_deleting, parse_time, selector_at,
-    str_at,
+    array_len, has_condition, human_duration_between, is_deleting, parse_time, selector_at,
 };
 use super::{Row, TablePrinter, col};
+use crate::jsonpath::{at, int_at, str_at};
 
 pub(super) static JOB: TablePrinter = TablePrinter::workload(
     &[

@@ -5,8 +5,8 @@
 
 use serde_json::json;
 
-use super::helpers::str_at;
 use super::{TablePrinter, col};
+use crate::jsonpath::str_at;
 
 pub(super) static LEASE: TablePrinter = TablePrinter::named(&[col("Holder", "string", D_HOLDER)], &[], |r| {
     r.named([json!(str_at(r.obj, &["spec", "holderIdentity"]))], [])

@@ -10,9 +10,10 @@
 
 use serde_json::{Value, json};
 
-use super::helpers::{array, array_len, at, bool_at, conditions, int_at, map_len, or_none, str_at, strings};
+use super::helpers::{array, array_len, conditions, map_len, or_none, strings};
 use super::{Column, Row, TablePrinter, col, wide};
-use crate::selector::format_labels;
+use crate::jsonpath::{at, bool_at, int_at, str_at};
+use crate::labels::format_labels;
 
 // ---------------------------------------------------------------------------
 // Node

@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::helpers::{array, list_with_more, str_at, strings};
+use super::helpers::{array, list_with_more, strings};
 use super::{Row, TablePrinter, col};
+use crate::jsonpath::str_at;
 
 pub(super) static ENDPOINT_SLICE: TablePrinter = TablePrinter::named(
     &[

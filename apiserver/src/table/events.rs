@@ -7,8 +7,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::helpers::{int_at, is_set, str_at};
+use super::helpers::is_set;
 use super::{D_NAME, Row, TablePrinter, col, wide};
+use crate::jsonpath::{int_at, str_at};
 
 /// core/v1 Event.
 pub(super) static EVENT: TablePrinter = TablePrinter::exact(COLUMNS, print_event);

@@ -5,12 +5,14 @@
 //! (`HumanDuration`), `translateTimestampSince`, `layoutContainerCells` and
 //! `listWithMoreString` of `pkg/printers/internalversion/printers.go`.
 //! Objects are v1 JSON here, so the typed field access of the Go printers is a
-//! path walk in which a missing or mistyped field reads as its zero value.
+//! path walk in which a missing or mistyped field reads as its zero value
+//! (`crate::jsonpath`, plus the list helpers below).
 
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use crate::selector::format_label_selector;
+use crate::jsonpath::{at, bool_at, str_at};
+use crate::labels::format_label_selector;
 
 // ---------------------------------------------------------------------------
 // Durations
@@ -93,24 +95,6 @@ const GO_ZERO_TIME_SECONDS: i64 = -62_135_596_800;
 // ---------------------------------------------------------------------------
 // Object access
 // ---------------------------------------------------------------------------
-
-pub(super) fn at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(obj, |v, k| v.get(k))
-}
-
-pub(super) fn str_at<'a>(obj: &'a Value, path: &[&str]) -> &'a str {
-    at(obj, path).and_then(Value::as_str).unwrap_or_default()
-}
-
-pub(super) fn int_at(obj: &Value, path: &[&str]) -> i64 {
-    at(obj, path)
-        .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
-        .unwrap_or(0)
-}
-
-pub(super) fn bool_at(obj: &Value, path: &[&str]) -> bool {
-    at(obj, path).and_then(Value::as_bool).unwrap_or(false)
-}
 
 pub(super) fn array(v: Option<&Value>) -> &[Value] {
     v.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()

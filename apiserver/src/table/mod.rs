@@ -38,9 +38,10 @@ pub use helpers::{human_duration, human_duration_between, translate_timestamp_si
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use crate::jsonpath::{at, str_at};
 use crate::kinds::{Kind, kind_of};
 use crate::registry::ResourceInfo;
-use helpers::{at, container_cells, parse_time, str_at};
+use helpers::{container_cells, parse_time};
 
 /// The printer of the resource `info` serves: the kind's own, or the default
 /// (Name, Created At) for custom resources.

@@ -12,11 +12,11 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::helpers::{
-    array, bool_at, conditions, has_condition, human_duration_between, int_at, is_deleting, or_none,
-    parse_time, str_at,
+    array, conditions, has_condition, human_duration_between, is_deleting, or_none, parse_time,
 };
 use super::{Row, TablePrinter, col, wide};
-use crate::selector::pod_ip;
+use crate::fields::pod_ip;
+use crate::jsonpath::{bool_at, int_at, str_at};
 
 pub(super) static POD: TablePrinter = TablePrinter::named(
     &[
