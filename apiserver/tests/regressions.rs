@@ -1,0 +1,58 @@
+//! Named regression tests for defects found and fixed in the API server, each with a short
+//! postmortem. Time is tokio's paused clock: nothing here depends on how fast the machine is.
+
+use std::time::Duration;
+
+use apiserver::Registry;
+use apiserver::event_ttl::{event_prefixes, run};
+use store::{Clock, Store};
+use tokio_util::sync::CancellationToken;
+
+/// Postmortem: Event expiry follows the store's writes to the Event collections and, in the same
+/// `select!`, waits one simulated second before looking for expired Events. The wait was a new
+/// `sleep` made on every turn of the loop, so every watch event restarted it; in a busy cluster
+/// Events are written more often than once a second, the wait never completed, and no Event ever
+/// expired (the store grew without bound during rollouts). Fix: one timer that lives across loop
+/// turns and is re-armed only when it fires.
+#[tokio::test(start_paused = true)]
+async fn event_ttl_fires_while_events_are_written_more_than_once_a_second() {
+    let clock = Clock::system();
+    // Buffered: a flush on sled's thread would let paused time run ahead.
+    let store = Store::open(store::Config {
+        clock: clock.clone(),
+        durability: store::Durability::Buffered,
+        ..store::Config::default()
+    })
+    .expect("store");
+    let prefix = event_prefixes(&Registry::new())[0].clone();
+    let ttl = Duration::from_secs(60);
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(run(
+        store.clone(),
+        clock.clone(),
+        prefix.clone(),
+        ttl,
+        shutdown.clone(),
+    ));
+    let old = format!("{prefix}default/old");
+    store.create(&old, b"{}".to_vec()).await.expect("create");
+    // Another Event every 400 ms, for 80 s: the expiry check is never "idle" for a whole second.
+    for i in 0..200 {
+        let busy = format!("{prefix}default/busy-{i}");
+        store.create(&busy, b"{}".to_vec()).await.expect("create");
+        clock.sleep(Duration::from_millis(400)).await;
+    }
+    assert!(
+        store.get(&old).expect("get").is_none(),
+        "80 s after its only write, with a 60 s TTL"
+    );
+    let first_busy = format!("{prefix}default/busy-0");
+    assert!(
+        store.get(&first_busy).expect("get").is_none(),
+        "the busy writes expire too"
+    );
+    let last_busy = format!("{prefix}default/busy-199");
+    assert!(store.get(&last_busy).expect("get").is_some(), "written 0.4 s ago");
+    shutdown.cancel();
+    task.await.expect("expiry task");
+}
