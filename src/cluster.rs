@@ -116,26 +116,17 @@ fn start_components(
     let pods = Informer::<Pod>::new(informer_client.clone(), clock.clone(), None);
     let nodes = Informer::<Node>::new(informer_client, clock.clone(), None);
 
-    let recorder =
-        |c: &Arc<dyn Client>, component: &str| Recorder::new(c.clone(), clock.clone(), component, None);
+    // A component's client and its Event recorder, both named after it.
+    let named = |component: &str| {
+        let c = client(component);
+        (c.clone(), Recorder::new(c, clock.clone(), component, None))
+    };
     let controllers = which.controllers.then(|| {
-        let rs_client = client("replicaset-controller");
-        let rs_controller = ReplicaSetController::new(
-            rs_client.clone(),
-            clock.clone(),
-            recorder(&rs_client, "replicaset-controller"),
-            &replicasets,
-            &pods,
-        );
-        let d_client = client("deployment-controller");
-        let d_controller = DeploymentController::new(
-            d_client.clone(),
-            clock.clone(),
-            recorder(&d_client, "deployment-controller"),
-            &deployments,
-            &replicasets,
-            &pods,
-        );
+        let (c, events) = named("replicaset-controller");
+        let rs_controller = ReplicaSetController::new(c, clock.clone(), events, &replicasets, &pods);
+        let (c, events) = named("deployment-controller");
+        let d_controller =
+            DeploymentController::new(c, clock.clone(), events, &deployments, &replicasets, &pods);
         // The garbage collector lists and watches every kind itself, keeping
         // only metadata in its owner graph, as upstream's monitors do.
         let gc = GarbageCollector::new(
@@ -146,14 +137,8 @@ fn start_components(
         (rs_controller, d_controller, gc)
     });
     let scheduler = which.scheduler.then(|| {
-        let s_client = client("default-scheduler");
-        Scheduler::new(
-            s_client.clone(),
-            clock.clone(),
-            recorder(&s_client, "default-scheduler"),
-            &pods,
-            &nodes,
-        )
+        let (c, events) = named("default-scheduler");
+        Scheduler::new(c, clock.clone(), events, &pods, &nodes)
     });
     if sim.nodes > 0 {
         api.set_log_source(Arc::new(kubelet_logs));

@@ -179,8 +179,22 @@ fn millis(t: SystemTime) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::{Tasks, TestApi};
 
     const TTL: Duration = Duration::from_secs(60);
+
+    /// A temporary store on paused time (buffered, the kit's default: a
+    /// flush on sled's thread would let paused time run ahead) and the
+    /// expiry loop for Event collection `k`, with its key prefix.
+    fn expiring(k: usize) -> (Store, Clock, String, Tasks) {
+        let clock = Clock::system();
+        let store = TestApi::builder().clock(clock.clone()).store();
+        let prefix = event_prefixes(&Registry::new())[k].clone();
+        let mut tasks = Tasks::new();
+        let (s, c, p) = (store.clone(), clock.clone(), prefix.clone());
+        tasks.spawn(move |stop| run(s, c, p, TTL, stop));
+        (store, clock, prefix, tasks)
+    }
 
     #[test]
     fn a_lease_runs_out_ttl_after_the_last_write() {
@@ -215,23 +229,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn events_disappear_after_the_ttl_unless_written_again() {
-        let clock = Clock::system();
-        // Buffered: a flush on sled's thread would let paused time run ahead.
-        let store = Store::open(store::Config {
-            clock: clock.clone(),
-            durability: store::Durability::Buffered,
-            ..store::Config::default()
-        })
-        .unwrap();
-        let prefix = event_prefixes(&Registry::new())[0].clone();
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(run(
-            store.clone(),
-            clock.clone(),
-            prefix.clone(),
-            TTL,
-            shutdown.clone(),
-        ));
+        let (store, clock, prefix, tasks) = expiring(0);
         let old = format!("{prefix}default/old");
         let kept = format!("{prefix}default/kept");
         store.create(&old, b"{}".to_vec()).await.unwrap();
@@ -246,28 +244,12 @@ mod tests {
         assert!(store.get(&kept).unwrap().is_some(), "30 s after its last write");
         clock.sleep(Duration::from_secs(40)).await;
         assert!(store.get(&kept).unwrap().is_none(), "70 s after its last write");
-        shutdown.cancel();
-        task.await.unwrap();
+        tasks.stop(Duration::from_secs(10)).await.unwrap();
     }
 
     #[tokio::test(start_paused = true)]
     async fn events_expire_while_others_are_written_all_the_time() {
-        let clock = Clock::system();
-        let store = Store::open(store::Config {
-            clock: clock.clone(),
-            durability: store::Durability::Buffered,
-            ..store::Config::default()
-        })
-        .unwrap();
-        let prefix = event_prefixes(&Registry::new())[1].clone();
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(run(
-            store.clone(),
-            clock.clone(),
-            prefix.clone(),
-            TTL,
-            shutdown.clone(),
-        ));
+        let (store, clock, prefix, tasks) = expiring(1);
         let old = format!("{prefix}default/old");
         store.create(&old, b"{}".to_vec()).await.unwrap();
         // A write every half GRANULARITY, for longer than the TTL.
@@ -279,7 +261,6 @@ mod tests {
             clock.sleep(GRANULARITY / 2).await;
         }
         assert!(store.get(&old).unwrap().is_none(), "75 s after its only write");
-        shutdown.cancel();
-        task.await.unwrap();
+        tasks.stop(Duration::from_secs(10)).await.unwrap();
     }
 }

@@ -84,22 +84,30 @@ impl TestApiBuilder {
         self
     }
 
-    /// The API over a fresh temporary store, without any namespace yet
-    /// (for tests of what happens before [`Api::bootstrap`]; no `.await`).
+    /// The temporary store alone, for tests below the API (the Event TTL
+    /// loop reads and writes the store directly).
     ///
     /// # Panics
     /// If the temporary store cannot be opened.
-    pub fn open(self) -> Api {
+    pub fn store(&self) -> Store {
         let defaults = store::Config::default();
-        let store = Store::open(store::Config {
+        Store::open(store::Config {
             path: None,
             durability: self.durability,
             history_max_events: self.history.unwrap_or(defaults.history_max_events),
             clock: self.clock.clone(),
             ..defaults
         })
-        .expect("a temporary store opens");
-        Api::with_seed(store, Registry::new(), self.clock, self.seed)
+        .expect("a temporary store opens")
+    }
+
+    /// The API over a fresh temporary store, without any namespace yet
+    /// (for tests of what happens before [`Api::bootstrap`]; no `.await`).
+    ///
+    /// # Panics
+    /// If the temporary store cannot be opened.
+    pub fn open(self) -> Api {
+        Api::with_seed(self.store(), Registry::new(), self.clock, self.seed)
     }
 
     /// The API over a fresh temporary store, with the namespaces a fresh
