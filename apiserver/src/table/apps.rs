@@ -57,11 +57,7 @@ pub(super) static REPLICA_SET: TablePrinter = TablePrinter::workload(
     &[
         col("Desired", "integer", D_RS_REPLICAS),
         col("Current", "integer", D_RS_CURRENT),
-        col(
-            "Ready",
-            "integer",
-            "The number of ready replicas for this replica set.",
-        ),
+        col("Ready", "integer", D_RS_READY),
     ],
     Some(D_RS_SELECTOR),
     |r| {
@@ -79,6 +75,7 @@ pub(super) static REPLICA_SET: TablePrinter = TablePrinter::workload(
 );
 const D_RS_REPLICAS: &str = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
 const D_RS_CURRENT: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller/#what-is-a-replicationcontroller";
+const D_RS_READY: &str = "The number of ready replicas for this replica set.";
 const D_RS_SELECTOR: &str = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
 
 pub(super) static STATEFUL_SET: TablePrinter =
