@@ -10,6 +10,8 @@
 
 use serde_json::{Value, json};
 
+use crate::gofmt::{go_quoted_list, go_value};
+
 /// The `reason` of a `metav1.Status`, with its HTTP code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reason {
@@ -200,11 +202,10 @@ impl FieldError {
     }
     /// `Unsupported value: <value>: supported values: "a", "b"`
     pub fn not_supported(field: impl Into<String>, value: Value, supported: &[&str]) -> Self {
-        let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-        let detail = if list.is_empty() {
+        let detail = if supported.is_empty() {
             String::new()
         } else {
-            format!("supported values: {}", list.join(", "))
+            format!("supported values: {}", go_quoted_list(supported))
         };
         Self::new(FieldErrorType::NotSupported, field, Some(value), detail)
     }
@@ -242,16 +243,6 @@ impl FieldError {
 impl std::fmt::Display for FieldError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.field, self.body())
-    }
-}
-
-/// Renders a value as Go's `%#v`-ish form upstream uses in messages:
-/// strings quoted, numbers and booleans bare, null as `null`.
-fn go_value(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("{s:?}"),
-        Value::Null => "null".into(),
-        other => other.to_string(),
     }
 }
 

@@ -37,6 +37,36 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
+/// The `%q` of each item joined by `, `, as in "supported values: ...".
+pub fn go_quoted_list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| go_quote(s)).collect();
+    quoted.join(", ")
+}
+
+/// A JSON value the way `field.Error` prints it (`%#v`-ish): strings
+/// quoted, numbers and booleans bare, null as `null`.
+pub fn go_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => go_quote(s),
+        Value::Null => "null".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Go's `%#v` of a `[]string` held as a JSON array; absent is `[]string(nil)`.
+pub fn go_string_list(v: Option<&Value>) -> String {
+    match v.and_then(Value::as_array) {
+        None => "[]string(nil)".to_string(),
+        Some(items) => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|x| x.as_str().unwrap_or_default().to_string())
+                .collect();
+            go_string_slice(&items, false)
+        }
+    }
+}
+
 /// Go's `%#v` of a `[]string`; `nil` renders an empty slice as `[]string(nil)`.
 pub fn go_string_slice(values: &[String], nil: bool) -> String {
     if nil && values.is_empty() {
@@ -80,16 +110,7 @@ pub fn go_label_selector(sel: Option<&Value>) -> String {
 
 fn go_requirement(r: &Value) -> String {
     let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-    let values = match r.get("values").and_then(Value::as_array) {
-        None => "[]string(nil)".to_string(),
-        Some(v) => {
-            let items: Vec<String> = v
-                .iter()
-                .map(|x| go_quote(x.as_str().unwrap_or_default()))
-                .collect();
-            format!("[]string{{{}}}", items.join(", "))
-        }
-    };
+    let values = go_string_list(r.get("values"));
     format!(
         "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
         go_quote(&s("key")),

@@ -5,5 +5,4 @@
 //!
 //! Upstream: none (the helpers' own modules name their upstream files).
 
-pub(crate) use crate::fields::pod_ip;
 pub use crate::labels::{format_label_selector, format_labels, label_selector_string};

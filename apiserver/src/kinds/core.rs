@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use super::pod::{port_name_errors, validate_enum};
 use super::{child, copy_key, default_key, items, items_mut, sem_eq, set};
 use crate::error::FieldError;
+use crate::gofmt::go_string_list;
 use crate::jsonpath::{at, str_at};
 use crate::labels::validation::validate_labels;
 use crate::validation::{self, invalid_raw, max_len_error, nonnegative, range_error, regex_error};
@@ -229,8 +230,8 @@ pub fn validate_reserved_cluster_ip(obj: &Value) -> Vec<FieldError> {
         return Vec::new();
     }
     let shown = match spec.get("clusterIPs").filter(|v| v.is_array()) {
-        Some(ips) => go_string_slice(Some(ips)),
-        None => go_string_slice(Some(&json!([primary]))),
+        Some(ips) => go_string_list(Some(ips)),
+        None => go_string_list(Some(&json!([primary]))),
     };
     let detail = format!("failed to allocate IP {KUBERNETES_SERVICE_IP}: provided IP is already allocated");
     vec![invalid_raw("spec.clusterIPs", shown, &detail)]
@@ -372,19 +373,6 @@ fn validate_cluster_ip(spec: &Value) -> Vec<FieldError> {
     Vec::new()
 }
 
-fn go_string_slice(v: Option<&Value>) -> String {
-    match v.and_then(Value::as_array) {
-        None => "[]string(nil)".to_string(),
-        Some(a) => {
-            let q: Vec<String> = a
-                .iter()
-                .map(|x| format!("{:?}", x.as_str().unwrap_or_default()))
-                .collect();
-            format!("[]string{{{}}}", q.join(", "))
-        }
-    }
-}
-
 /// The primary clusterIP may not change once set (except to and from
 /// ExternalName).
 pub fn validate_service_update(new: &Value, old: &Value) -> Vec<FieldError> {
@@ -401,7 +389,7 @@ pub fn validate_service_update(new: &Value, old: &Value) -> Vec<FieldError> {
     } else {
         "may not change once set"
     };
-    vec![invalid_raw("spec.clusterIPs[0]", go_string_slice(shown), detail)]
+    vec![invalid_raw("spec.clusterIPs[0]", go_string_list(shown), detail)]
 }
 
 // ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ use super::meta;
 use super::pod::{default_template, validate_pod_template};
 use super::{child, default_key, items_mut, sem_eq, set};
 use crate::error::{FieldError, FieldErrorType};
-use crate::gofmt::{go_int_or_string, go_label_selector, go_string_map};
+use crate::gofmt::{go_int_or_string, go_label_selector, go_quoted_list, go_string_map};
 use crate::jsonpath::{at, str_at};
 use crate::labels::Selector;
 use crate::labels::validation::{validate_label_selector, validate_labels};
@@ -160,12 +160,11 @@ pub fn prepare_daemonset_update(new: &mut Value, old: &Value) -> bool {
 
 /// `Unsupported value` whose value is a Go struct rendering.
 fn not_supported_raw(field: &str, raw: String, supported: &[&str]) -> FieldError {
-    let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
     FieldError {
         kind: FieldErrorType::NotSupported,
         field: field.to_string(),
         value: None,
-        detail: format!("{raw}: supported values: {}", list.join(", ")),
+        detail: format!("{raw}: supported values: {}", go_quoted_list(supported)),
     }
 }
 
