@@ -3,7 +3,8 @@
 //!
 //! Upstream: `pkg/controller/controller_ref_manager.go` (`BaseControllerRefManager.ClaimObject`,
 //! `ClaimPods`, `ClaimReplicaSets`, `AdoptPod`/`ReleasePod`, `RecheckDeletionTimestamp`,
-//! `ownerRefControllerPatch`, `GenerateDeleteOwnerRefStrategicMergeBytes`).
+//! `ownerRefControllerPatch`, `GenerateDeleteOwnerRefStrategicMergeBytes`), and the controllers'
+//! shared `resolveControllerRef` (`replica_set.go`, `deployment_controller.go`).
 //!
 //! ```text
 //! for each candidate (the owner's namespace, from the cache):
@@ -26,7 +27,7 @@ use std::sync::Arc;
 use apiserver::labels::Selector;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::runtime::informer::Object;
+use crate::runtime::informer::{Object, Store};
 use crate::runtime::{
     ClientError, PatchType, ReconcileError, Typed, get_controller_of, key_of, name_of, new_controller_ref,
 };
@@ -82,6 +83,20 @@ pub fn claim_decisions<C: Object>(
             claim_decision(owner, meta, selector.matches(&meta.labels.as_ref()))
         })
         .collect()
+}
+
+/// Upstream `resolveControllerRef`: the cached owner a controller reference names, if it is a `K`
+/// and still the same object (same uid; a namesake created since is not the owner).
+pub fn resolve_controller_ref<K: Object>(
+    owners: &Store<K>,
+    ns: Option<&str>,
+    owner: &OwnerReference,
+) -> Option<Arc<K>> {
+    if owner.kind != K::KIND {
+        return None;
+    }
+    let found = owners.get(ns, &owner.name)?;
+    (found.metadata().uid.as_deref() == Some(owner.uid.as_str())).then_some(found)
 }
 
 /// Strategic-merge patch that adopts an object (upstream `ownerRefControllerPatch`).

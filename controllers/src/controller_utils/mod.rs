@@ -13,7 +13,7 @@
 //! | [`ranking`] | `ActivePods`, `ActivePodsWithRanks`, `getPodsRankedByRelatedPodsOnSameNode` | deletion orders |
 //! | [`slow_start`] | `slowStartBatch`, `SlowStartInitialBatchSize` | batch sizes 1, 2, 4, ... |
 //! | [`template`] | `GetPodFromTemplate`, `getPodsPrefix`, `validateControllerRef` | a pod from a template |
-//! | [`selector`] | metav1 `LabelSelectorAsSelector` | label selector matching |
+//! | [`selector`] | metav1 `LabelSelectorAsSelector` | `spec.selector` as an `apiserver::labels::Selector` |
 //!
 //! Everything here is pure: no IO, no clock (`now` is a parameter). Names follow upstream in
 //! snake_case.

@@ -25,7 +25,8 @@ pub fn node_name(pod: &Pod) -> &str {
         .unwrap_or("")
 }
 
-fn is_terminal_phase(phase: &str) -> bool {
+/// `Succeeded` or `Failed`: the pod's containers will not run again.
+pub fn is_terminal_phase(phase: &str) -> bool {
     phase == "Succeeded" || phase == "Failed"
 }
 

@@ -19,11 +19,12 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use store::Clock;
 use tokio_util::sync::CancellationToken;
 
 use super::sync::DeploymentSync;
+use crate::controller_ref_manager::resolve_controller_ref;
 use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX};
 use crate::runtime::{
@@ -167,20 +168,10 @@ impl Handlers {
         let Some(owner) = get_controller_of(obj) else {
             return Vec::new();
         };
-        self.resolve_controller_ref(obj.namespace.as_deref(), owner)
+        resolve_controller_ref(&self.deployments, obj.namespace.as_deref(), owner)
             .map(|d| key_of(&d.metadata))
             .into_iter()
             .collect()
-    }
-
-    /// Upstream `resolveControllerRef`: the cached Deployment the reference names, if the kind and
-    /// the uid agree.
-    fn resolve_controller_ref(&self, ns: Option<&str>, owner: &OwnerReference) -> Option<Arc<Deployment>> {
-        if owner.kind != "Deployment" {
-            return None;
-        }
-        let d = self.deployments.get(ns, &owner.name)?;
-        (d.metadata.uid.as_deref() == Some(owner.uid.as_str())).then_some(d)
     }
 
     /// Upstream `getDeploymentsForReplicaSet`: Deployments of the namespace whose (non-empty)
@@ -223,16 +214,10 @@ impl Handlers {
     /// Upstream `getDeploymentForPod`: pod → controlling ReplicaSet → controlling Deployment.
     fn deployment_for_pod(&self, pod: &Pod) -> Option<Arc<Deployment>> {
         let owner = get_controller_of(&pod.metadata)?;
-        if owner.kind != "ReplicaSet" {
-            return None;
-        }
         let ns = pod.metadata.namespace.as_deref();
-        let rs = self.replicasets.get(ns, &owner.name)?;
-        if rs.metadata.uid.as_deref() != Some(owner.uid.as_str()) {
-            return None;
-        }
+        let rs = resolve_controller_ref(&self.replicasets, ns, owner)?;
         let rs_owner = get_controller_of(&rs.metadata)?;
-        self.resolve_controller_ref(ns, rs_owner)
+        resolve_controller_ref(&self.deployments, ns, rs_owner)
     }
 
     /// How many cached pods the Deployment's ReplicaSets control.

@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::rolling::{ScaleChange, resize};
 use super::util::{get_actual_replica_count_for_replica_sets, is_active, spec_replicas};
+use crate::controller_utils::pods::{is_terminal_phase, pod_phase};
 use crate::runtime::controller_uid;
 
 /// Upstream `scaleDownOldReplicaSetsForRecreate`: every active old ReplicaSet goes to 0.
@@ -35,12 +36,7 @@ pub fn old_pods_running(new_rs: Option<&ReplicaSet>, old_rss: &[ReplicaSet], pod
     let new_uid = new_rs.and_then(|rs| rs.metadata.uid.as_deref());
     pods.iter()
         .filter(|pod| new_uid.is_none() || controller_uid(&pod.metadata) != new_uid)
-        .any(|pod| is_not_terminal(pod))
-}
-
-fn is_not_terminal(pod: &Pod) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    !matches!(phase, Some("Succeeded" | "Failed"))
+        .any(|pod| !is_terminal_phase(pod_phase(pod)))
 }
 
 /// Upstream `scaleUpNewReplicaSetForRecreate`: the new ReplicaSet goes to `spec.replicas`.

@@ -26,6 +26,11 @@
 //! Only [`graph`] and [`plan`] are pure; [`graph_builder`], [`operations`]
 //! and [`controller`] perform IO.
 //!
+//! Not built on [`crate::runtime::Feeds`] like the other controllers: its monitors watch every
+//! resource untyped (metadata only) and feed a graph, not a queue of keys; the graph decides what
+//! goes on its two queues (attemptToDelete, attemptToOrphan), and the workers start after at most
+//! 30 s even if a monitor has not synced, as upstream.
+//!
 //! Simplified against upstream: the resources are read once at start (no
 //! discovery resync for new CRDs); no `absentOwnerCache` (every owner check
 //! is a live GET); a virtual node keeps the coordinates of the first

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::plan::BURST_REPLICAS;
 use super::sync::ReplicaSetSync;
+use crate::controller_ref_manager::resolve_controller_ref;
 use crate::controller_utils::pods::is_pod_ready;
 use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{Change, NAMESPACE_INDEX};
@@ -236,16 +237,12 @@ impl EventHandlers {
         queue.add(key);
     }
 
-    /// Upstream `resolveControllerRef`: the cached ReplicaSet the reference
-    /// names, if it is a ReplicaSet and still the same one (same UID).
+    /// Upstream `resolveControllerRef`, also checking the API group (`apps`).
     fn resolve_controller_ref(&self, pod: &Pod, owner: &OwnerReference) -> Option<Arc<ReplicaSet>> {
-        if owner.kind != "ReplicaSet" || owner.api_version.split('/').next() != Some("apps") {
+        if owner.api_version.split('/').next() != Some("apps") {
             return None;
         }
-        let rs = self
-            .replicasets
-            .get(pod.metadata.namespace.as_deref(), &owner.name)?;
-        (rs.metadata.uid.as_deref() == Some(owner.uid.as_str())).then_some(rs)
+        resolve_controller_ref(&self.replicasets, pod.metadata.namespace.as_deref(), owner)
     }
 
     /// Enqueues every ReplicaSet that may adopt the orphan `pod`.

@@ -1,21 +1,23 @@
-//! The ReplicaSet controller: a pure core (what to create or delete, and what status to report) inside a
-//! thin async shell.
+//! The ReplicaSet controller: keeps `spec.replicas` pods running that match its selector.
 //!
-//! The core ([`plan`], [`status`], [`pod_util`]) performs no IO and reads no clock: every function takes
-//! the objects it needs and, where time matters, a `now` supplied by the caller (read once per sync from
-//! the injected clock).
+//! Upstream: `pkg/controller/replicaset/`. Laid out as every controller here (see the Deployment
+//! controller for the same files):
 //!
-//! Where to start reading:
-//! * [`plan::plan_replicas`] — upstream `manageReplicas`: how many pods to create, or which ones to delete.
-//! * [`status::calculate_status`] — upstream `calculateStatus`: the counters and the `ReplicaFailure`
-//!   condition.
-//! * [`pod_util`] — the shared pod predicates (active, ready, available), the deletion ordering, the
-//!   controller-ownerReference helpers, adoption/release decisions, slow-start batch sizes and pod
-//!   construction from a template. Other workload controllers (Deployment, Job, DaemonSet) reuse these.
+//! | file | role | upstream |
+//! | --- | --- | --- |
+//! | [`controller`] | informers → handlers (change → keys, expectations) → queue; `impl Reconciler`; `run` | `replica_set.go`: `NewBaseController`, the `add*`/`update*`/`delete*` handlers, `Run` |
+//! | [`sync`] | one sync: read the caches → claim the pods → [`plan`] → create / delete → status | `replica_set.go`: `syncReplicaSet`, `manageReplicas`; `replica_set_utils.go`: `updateReplicaSetStatus` |
+//! | [`plan`] | pure: how many pods to create, or which ones to delete | `replica_set.go`: `manageReplicas`, `getPodsToDelete` |
+//! | [`status`] | pure: the counters and the `ReplicaFailure` condition | `replica_set_utils.go`: `calculateStatus` |
+//! | `tests/` | `controller.rs` against a real API; `plan.rs`, `status.rs` table tests; `fixtures.rs` | `replica_set_test.go` |
 //!
-//! The async shell (informer reads, expectations, API writes) is in [`sync`] (upstream `syncReplicaSet`,
-//! `manageReplicas`) and [`controller`] (the informer event handlers and the workers); only those two
-//! modules perform IO.
+//! Only [`controller`] and [`sync`] perform IO; [`plan`] and [`status`] read no clock (`now` is a
+//! parameter, read once per sync with [`crate::runtime::clock_now`]). The pod predicates, deletion
+//! ranking, slow start and pods from templates are [`crate::controller_utils`]; adoption and release
+//! are [`crate::controller_ref_manager`].
+//!
+//! Where to start reading: [`sync::ReplicaSetSync::sync_replica_set`], then
+//! [`plan::plan_replicas`] and [`status::calculate_status`].
 
 pub mod controller;
 pub mod plan;
