@@ -27,7 +27,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use store::Clock;
 use tokio_util::sync::CancellationToken;
 
-use super::plan::BURST_REPLICAS;
 use super::sync::ReplicaSetSync;
 use crate::controller_ref_manager::resolve_controller_ref;
 use crate::controller_utils::pods::is_pod_ready;
@@ -35,7 +34,7 @@ use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{Change, NAMESPACE_INDEX};
 use crate::runtime::{
     Action, BoxFuture, Client, Feeds, Informer, ReconcileError, Reconciler, Recorder, Store, TracingClient,
-    Typed, UidTrackingControllerExpectations, WorkQueue, get_controller_of, key_of,
+    UidTrackingControllerExpectations, WorkQueue, get_controller_of, key_of,
 };
 
 /// The queue the handlers feed.
@@ -63,16 +62,14 @@ impl ReplicaSetController {
     ) -> Self {
         let client = TracingClient::wrap(client, NAME);
         let expectations = UidTrackingControllerExpectations::new(clock.clone());
-        let sync = ReplicaSetSync {
-            replicasets_api: Typed::new(client.clone()),
-            pods_api: Typed::new(client),
-            replicasets: replicasets.store(),
-            pods: pods.store(),
-            expectations: expectations.clone(),
+        let sync = ReplicaSetSync::new(
+            client,
+            clock.clone(),
             recorder,
-            clock: clock.clone(),
-            burst_replicas: BURST_REPLICAS,
-        };
+            expectations.clone(),
+            replicasets.store(),
+            pods.store(),
+        );
         let handlers = Arc::new(EventHandlers {
             replicasets: replicasets.store(),
             expectations,
@@ -89,7 +86,7 @@ impl ReplicaSetController {
 
     /// The expectations shared by the sync and the event handlers.
     pub fn expectations(&self) -> &UidTrackingControllerExpectations {
-        &self.sync.expectations
+        self.sync.expectations()
     }
 
     /// Runs until `shutdown`: handles informer events at once, starts

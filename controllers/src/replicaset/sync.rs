@@ -35,14 +35,14 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 use store::Clock;
 
-use super::plan::{self, PodRef, ReplicasPlan};
+use super::plan::{self, BURST_REPLICAS, PodRef, ReplicasPlan};
 use super::status;
 use crate::controller_ref_manager::ControllerRefManager;
 use crate::controller_utils::pods::is_pod_active;
 use crate::controller_utils::selector::selector_of;
 use crate::controller_utils::slow_start::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
 use crate::controller_utils::template::pod_from_template;
-use crate::runtime::client::{ClientError, Typed};
+use crate::runtime::client::{Client, ClientError, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
@@ -62,21 +62,48 @@ pub const FAILED_DELETE: &str = "FailedDelete";
 /// expectations shared with the event handlers, and the event recorder.
 pub struct ReplicaSetSync {
     /// ReplicaSet calls (status writes, the pre-adoption GET).
-    pub replicasets_api: Typed<ReplicaSet>,
+    replicasets_api: Typed<ReplicaSet>,
     /// Pod calls (create, patch, delete).
-    pub pods_api: Typed<Pod>,
-    /// The ReplicaSet cache.
-    pub replicasets: Store<ReplicaSet>,
-    /// The pod cache.
-    pub pods: Store<Pod>,
+    pods_api: Typed<Pod>,
+    replicasets: Store<ReplicaSet>,
+    pods: Store<Pod>,
     /// Creations and deletions not yet seen in the pod cache, per RS key.
-    pub expectations: UidTrackingControllerExpectations,
+    expectations: UidTrackingControllerExpectations,
     /// Events on the ReplicaSet (`SuccessfulCreate`, ...).
-    pub recorder: Recorder,
+    recorder: Recorder,
     /// The clock `now` is read from, once per sync.
-    pub clock: Clock,
+    clock: Clock,
     /// At most this many creations or deletions per sync (upstream `burstReplicas`).
-    pub burst_replicas: usize,
+    burst_replicas: usize,
+}
+
+impl ReplicaSetSync {
+    /// A syncer reading the given caches, writing through `client`, and sharing `expectations`
+    /// with the event handlers.
+    pub fn new(
+        client: Arc<dyn Client>,
+        clock: Clock,
+        recorder: Recorder,
+        expectations: UidTrackingControllerExpectations,
+        replicasets: Store<ReplicaSet>,
+        pods: Store<Pod>,
+    ) -> Self {
+        ReplicaSetSync {
+            replicasets_api: Typed::new(client.clone()),
+            pods_api: Typed::new(client),
+            replicasets,
+            pods,
+            expectations,
+            recorder,
+            clock,
+            burst_replicas: BURST_REPLICAS,
+        }
+    }
+
+    /// The expectations this sync raises and the event handlers lower.
+    pub fn expectations(&self) -> &UidTrackingControllerExpectations {
+        &self.expectations
+    }
 }
 
 impl ReplicaSetSync {

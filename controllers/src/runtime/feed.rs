@@ -129,3 +129,66 @@ pub async fn feed<K, Q>(
         handler(&change, &queue);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use store::Clock;
+    use tokio::sync::mpsc::unbounded_channel;
+
+    use super::*;
+    use crate::runtime::meta::key_of;
+
+    fn config_map(name: &str) -> Arc<ConfigMap> {
+        Arc::new(ConfigMap {
+            metadata: ObjectMeta {
+                namespace: Some("default".into()),
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    fn queue() -> WorkQueue<String> {
+        WorkQueue::new(Clock::starting_at(SystemTime::UNIX_EPOCH, 1.0))
+    }
+
+    /// The handler the tests feed: the key of the object, and nothing for a deletion.
+    fn added_or_updated(change: &Change<ConfigMap>, queue: &WorkQueue<String>) {
+        match change {
+            Change::Added(o) | Change::Updated { new: o, .. } => queue.add(key_of(&o.metadata)),
+            Change::Deleted(_) => {}
+        }
+    }
+
+    #[tokio::test]
+    async fn every_change_goes_through_the_handler_until_the_informer_is_gone() {
+        let (tx, rx) = unbounded_channel();
+        let queue = queue();
+        tx.send(Change::Added(config_map("a"))).unwrap();
+        tx.send(Change::Deleted(config_map("b"))).unwrap();
+        let (old, new) = (config_map("c"), config_map("c"));
+        tx.send(Change::Updated { old, new }).unwrap();
+        drop(tx);
+        feed(rx, queue.clone(), added_or_updated, CancellationToken::new()).await;
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get().await.as_deref(), Some("default/a"));
+        assert_eq!(queue.get().await.as_deref(), Some("default/c"));
+    }
+
+    #[tokio::test]
+    async fn shutdown_ends_the_feed() {
+        let (_tx, rx) = unbounded_channel::<Change<ConfigMap>>();
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(feed(rx, queue(), added_or_updated, shutdown.clone()));
+        shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the feed stops")
+            .expect("no panic");
+    }
+}
