@@ -96,6 +96,12 @@ pub(super) static DAEMON_SET: TablePrinter = TablePrinter::workload(
     print_daemon_set,
 );
 
+const D_DS_DESIRED: &str = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+const D_DS_CURRENT: &str = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+const D_DS_READY: &str = "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.";
+const D_DS_UPDATED: &str = "The total number of nodes that are running updated daemon pod";
+const D_DS_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
+
 /// The DaemonSet's count columns and the `status` field each shows.
 const COUNTS: [(Column, &str); 5] = [
     (col("Desired", "integer", D_DS_DESIRED), "desiredNumberScheduled"),
@@ -108,14 +114,8 @@ const COUNTS: [(Column, &str); 5] = [
     (col("Available", "integer", D_DS_AVAILABLE), "numberAvailable"),
 ];
 
-const D_DS_DESIRED: &str = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
-const D_DS_CURRENT: &str = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
-const D_DS_READY: &str = "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.";
-const D_DS_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
 const D_DS_NODE_SELECTOR: &str = "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/";
 const D_DS_SELECTOR: &str = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
-
-const D_DS_UPDATED: &str = "The total number of nodes that are running updated daemon pod";
 
 fn print_daemon_set(r: &Row) -> Vec<Value> {
     let counts = COUNTS.map(|(_, field)| json!(int_at(r.obj, &["status", field])));

@@ -89,12 +89,6 @@ pub(super) static CRON_JOB: TablePrinter = TablePrinter::workload(
     Some(D_JOB_SELECTOR),
     print_cron_job,
 );
-const D_CJ_SCHEDULE: &str = "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.";
-const D_CJ_TIMEZONE: &str = "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones";
-const D_CJ_SUSPEND: &str = "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.";
-const D_CJ_ACTIVE: &str = "A list of pointers to currently running jobs.";
-const D_CJ_LAST: &str = "Information when was the last time the job was successfully scheduled.";
-
 fn print_cron_job(r: &Row) -> Vec<Value> {
     let obj = r.obj;
     let last = match obj.pointer("/status/lastScheduleTime") {
@@ -120,6 +114,12 @@ fn print_cron_job(r: &Row) -> Vec<Value> {
     let selector = selector_at(obj, &["spec", "jobTemplate", "spec", "selector"]);
     r.workload(own, &template, Some(selector))
 }
+
+const D_CJ_SCHEDULE: &str = "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.";
+const D_CJ_TIMEZONE: &str = "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones";
+const D_CJ_SUSPEND: &str = "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.";
+const D_CJ_ACTIVE: &str = "A list of pointers to currently running jobs.";
+const D_CJ_LAST: &str = "Information when was the last time the job was successfully scheduled.";
 
 #[cfg(test)]
 mod tests {
