@@ -23,12 +23,10 @@ pub fn apply(
 ) -> ApiResult<Value> {
     use crate::patch::apply::{ApplyError, ApplyOptions};
     let schema = Schema::for_kind(&info.group, &info.kind);
-    let api_version = info.api_version();
     let opts = ApplyOptions {
         manager,
         force,
-        api_version: &api_version,
-        kind: &info.kind,
+        resource: info,
         subresource,
         time,
     };
@@ -61,13 +59,5 @@ pub fn track_update(
     time: &str,
 ) {
     let schema = Schema::for_kind(&info.group, &info.kind);
-    crate::patch::apply::track_update(
-        schema.as_ref(),
-        old,
-        new,
-        manager,
-        &info.api_version(),
-        subresource,
-        time,
-    );
+    crate::patch::apply::track_update(schema.as_ref(), old, new, manager, info, subresource, time);
 }

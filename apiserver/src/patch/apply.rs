@@ -13,8 +13,8 @@
 //!   other versions are compared as if they were this version;
 //! * no schema reconciliation of stored sets, no union handling;
 //! * the "empty object" of a kind comes from a small table ([`kinds`]);
-//! * reset fields come from a table of built-in strategies; custom
-//!   resources have none here;
+//! * reset fields come from a table of built-in strategies, keyed by the
+//!   resolved [`Kind`] and the registry's status subresource flag;
 //! * defaulting of the merged object is left to the caller;
 //! * `track_update` never fails: like upstream's `UpdateNoErrors` it drops
 //!   managedFields when the object cannot be walked.
@@ -33,6 +33,8 @@ mod tests;
 use serde_json::{Map, Value, json};
 
 use super::meta::Schema;
+use crate::kinds::{Kind, kind_of};
+use crate::registry::{ResourceInfo, Subresource};
 use fieldpath::{FieldSet, Path, PathElement, path_string};
 use managers::{Entry, Managers, Operation, identifier};
 use typed::Ty;
@@ -53,10 +55,8 @@ pub struct ApplyOptions<'a> {
     pub manager: &'a str,
     /// `?force=true`.
     pub force: bool,
-    /// The endpoint's `apiVersion`, e.g. `apps/v1`.
-    pub api_version: &'a str,
-    /// The endpoint's kind, e.g. `Deployment`.
-    pub kind: &'a str,
+    /// The endpoint's resource (its `apiVersion`, kind and subresources).
+    pub resource: &'a ResourceInfo,
     /// `Some("status")` etc. for a subresource endpoint.
     pub subresource: Option<&'a str>,
     /// Now, RFC 3339, from the injected clock.
@@ -166,7 +166,8 @@ struct Ctx<'a> {
     reset_paths: Vec<Vec<&'static str>>,
     reset: FieldSet,
     empty: Value,
-    api_version: &'a str,
+    api_version: String,
+    kind: &'a str,
     subresource: Option<&'a str>,
     time: &'a str,
 }
@@ -174,19 +175,19 @@ struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     fn new(
         schema: Option<&Schema>,
-        api_version: &'a str,
-        kind: &str,
+        resource: &'a ResourceInfo,
         subresource: Option<&'a str>,
         time: &'a str,
     ) -> Ctx<'a> {
-        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-        let reset_paths = kinds::reset_paths(group, kind, subresource);
+        let kind: Kind = kind_of(resource);
+        let reset_paths = kinds::reset_paths(kind, resource.has(Subresource::Status), subresource);
         Ctx {
             ty: Ty(schema.cloned()),
             reset: kinds::reset_set(&reset_paths),
             reset_paths,
-            empty: kinds::empty_object(group, kind),
-            api_version,
+            empty: kinds::empty_object(kind),
+            api_version: resource.api_version(),
+            kind: &resource.kind,
             subresource,
             time,
         }
@@ -204,8 +205,8 @@ pub fn apply(
     config: &Value,
     opts: &ApplyOptions,
 ) -> Result<Value, ApplyError> {
-    check_config(config, opts)?;
-    let ctx = Ctx::new(schema, opts.api_version, opts.kind, opts.subresource, opts.time);
+    let ctx = Ctx::new(schema, opts.resource, opts.subresource, opts.time);
+    check_config(config, &ctx)?;
     let mut live_obj = live.cloned().unwrap_or_else(|| ctx.empty.clone());
     let mut managed = managers::decode(&live_obj)
         .map_err(|e| ApplyError::Invalid(format!("failed to decode managed fields: {e}")))?;
@@ -241,12 +242,11 @@ pub fn track_update(
     old: Option<&Value>,
     new: &mut Value,
     manager: &str,
-    api_version: &str,
+    resource: &ResourceInfo,
     subresource: Option<&str>,
     time: &str,
 ) {
-    let kind = new.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
-    let ctx = Ctx::new(schema, api_version, &kind, subresource, time);
+    let ctx = Ctx::new(schema, resource, subresource, time);
     let mut managed = live_or_new_managers(old, new, subresource.is_some());
     remove_managed_fields(new);
     let mut old_obj = old.cloned().unwrap_or_else(|| ctx.empty.clone());
@@ -259,10 +259,10 @@ pub fn track_update(
     }
 }
 
-fn check_config(config: &Value, opts: &ApplyOptions) -> Result<(), ApplyError> {
+fn check_config(config: &Value, ctx: &Ctx) -> Result<(), ApplyError> {
     let text = |k: &str| config.get(k).and_then(Value::as_str).unwrap_or("");
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    if !config.is_object() || api_version != opts.api_version || kind != opts.kind {
+    if !config.is_object() || api_version != ctx.api_version || kind != ctx.kind {
         return Err(ApplyError::BadRequest(format!(
             "invalid object type: {}",
             gvk_string(api_version, kind)
@@ -354,7 +354,7 @@ fn update_core(
     })?;
     let current = cmp.modified.union(&cmp.added).difference(&strip_set());
     if !current.is_empty() {
-        let id = identifier(manager, Operation::Update, ctx.api_version, ctx.subresource);
+        let id = identifier(manager, Operation::Update, &ctx.api_version, ctx.subresource);
         let previous = managed.remove(&id).map(|e| e.set).unwrap_or_default();
         managed.insert(
             id,
@@ -444,7 +444,7 @@ fn apply_core(
         let (ns, name) = (text("/metadata/namespace"), text("/metadata/name"));
         CoreError::Invalid(format!(
             "failed to create typed patch object ({ns}/{name}; {}): {e}",
-            gvk_string(opts.api_version, opts.kind)
+            gvk_string(&ctx.api_version, ctx.kind)
         ))
     };
     let config_set = typed::to_field_set(&ctx.ty, config, false).map_err(invalid)?;
@@ -459,7 +459,7 @@ fn apply_core(
         Entry {
             manager: opts.manager.to_string(),
             operation: Operation::Apply,
-            api_version: opts.api_version.to_string(),
+            api_version: ctx.api_version.clone(),
             subresource: opts.subresource.map(str::to_string),
             time: previous.and_then(|e| e.time),
             set: config_set.recursive_difference(&ctx.reset),
@@ -526,7 +526,7 @@ fn allowed_from_last_applied(ctx: &Ctx, live: &Value) -> Option<FieldSet> {
         .get(LAST_APPLIED)?
         .as_str()?;
     let last: Value = serde_json::from_str(text).ok()?;
-    if last.get("apiVersion").and_then(Value::as_str) != Some(ctx.api_version) {
+    if last.get("apiVersion").and_then(Value::as_str) != Some(ctx.api_version.as_str()) {
         return None;
     }
     let set = typed::to_field_set(&ctx.ty, &last, false).ok()?;

@@ -4,14 +4,19 @@
 //!   (`objectCreater.New(gvk)` then `ToUnstructured`): non-pointer structs
 //!   are present (`spec: {}`, `template: {}`), non-omitempty pointers and
 //!   slices are `null`. Only maps and nulls are listed; zero scalars never
-//!   change field sets. Unknown kinds get `{}`.
-//! * Reset fields (`GetResetFields` of each registry strategy): the paths an
-//!   endpoint ignores, filtered out of every field set and kept from the
-//!   live object.
+//!   change field sets. Custom resources get `{}`.
+//! * Reset fields (`GetResetFields` of the registry strategies,
+//!   `pkg/registry/*/*/strategy.go`): the paths an endpoint ignores,
+//!   filtered out of every field set and kept from the live object. Whether
+//!   a kind has a status subresource is the registry's answer.
+//!
+//! Both tables dispatch on the [`Kind`] the registry row resolves to, so they
+//! cover the kinds miniplane serves (upstream's cover every built-in kind).
 
 use serde_json::{Value, json};
 
 use super::fieldpath::{FieldSet, PathElement};
+use crate::kinds::Kind;
 
 /// The pod-template skeleton shared by the workload kinds.
 fn template() -> Value {
@@ -19,84 +24,63 @@ fn template() -> Value {
 }
 
 /// The Go zero value of a kind, serialized (see module docs).
-pub fn empty_object(group: &str, kind: &str) -> Value {
-    let meta = json!({"creationTimestamp": null});
-    let body = match (group, kind) {
-        ("", "Pod") => json!({"spec": {"containers": null}, "status": {}}),
-        ("", "Service") => json!({"spec": {}, "status": {"loadBalancer": {}}}),
-        ("", "Namespace") | ("", "PersistentVolume") => json!({"spec": {}, "status": {}}),
-        ("", "Node") => {
+pub(crate) fn empty_object(kind: Kind) -> Value {
+    let body = match kind {
+        Kind::Pod => json!({"spec": {"containers": null}, "status": {}}),
+        Kind::Service => json!({"spec": {}, "status": {"loadBalancer": {}}}),
+        Kind::Namespace => json!({"spec": {}, "status": {}}),
+        Kind::Node => {
             json!({"spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {}}, "nodeInfo": {}}})
         }
-        ("", "PersistentVolumeClaim") => json!({"spec": {"resources": {}}, "status": {}}),
-        ("", "ReplicationController") => json!({"spec": {}, "status": {}}),
-        ("apps", "Deployment") => json!({
+        Kind::Deployment => json!({
             "spec": {"selector": null, "template": template(), "strategy": {}}, "status": {}
         }),
-        ("apps", "ReplicaSet") => {
+        Kind::ReplicaSet => {
             json!({"spec": {"selector": null, "template": template()}, "status": {}})
         }
-        ("apps", "StatefulSet") => json!({
+        Kind::StatefulSet | Kind::DaemonSet => json!({
             "spec": {"selector": null, "template": template(), "updateStrategy": {}}, "status": {}
         }),
-        ("apps", "DaemonSet") => json!({
-            "spec": {"selector": null, "template": template(), "updateStrategy": {}}, "status": {}
-        }),
-        ("batch", "Job") => json!({"spec": {"template": template()}, "status": {}}),
-        ("batch", "CronJob") => json!({
+        Kind::Job => json!({"spec": {"template": template()}, "status": {}}),
+        Kind::CronJob => json!({
             "spec": {"jobTemplate": {"metadata": {"creationTimestamp": null},
                                      "spec": {"template": template()}}},
             "status": {}
         }),
-        ("networking.k8s.io", "Ingress") => json!({"spec": {}, "status": {"loadBalancer": {}}}),
-        ("", _) | ("apps", _) | ("batch", _) | ("rbac.authorization.k8s.io", _) => json!({}),
-        _ => return json!({}),
+        Kind::Endpoints
+        | Kind::ConfigMap
+        | Kind::Secret
+        | Kind::ServiceAccount
+        | Kind::Event
+        | Kind::ControllerRevision => json!({}),
+        // Kinds outside the core, apps and batch groups were left without
+        // metadata before this table took a Kind; kept as they were.
+        Kind::Lease | Kind::EndpointSlice | Kind::EventV1 | Kind::Other => return json!({}),
     };
     let mut obj = body;
-    obj["metadata"] = meta;
+    obj["metadata"] = json!({"creationTimestamp": null});
     obj
 }
 
-/// Built-in kinds whose main endpoint ignores `status` (they have a status
-/// subresource).
-fn has_status_subresource(group: &str, kind: &str) -> bool {
-    matches!(
-        (group, kind),
-        (
-            "",
-            "Pod"
-                | "Service"
-                | "Node"
-                | "Namespace"
-                | "PersistentVolume"
-                | "PersistentVolumeClaim"
-                | "ReplicationController"
-                | "ResourceQuota"
-        ) | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
-            | ("batch", "Job" | "CronJob")
-            | ("autoscaling", "HorizontalPodAutoscaler")
-            | ("policy", "PodDisruptionBudget")
-            | ("networking.k8s.io", "Ingress")
-            | ("apiextensions.k8s.io", "CustomResourceDefinition")
-            | ("apiregistration.k8s.io", "APIService")
-            | ("certificates.k8s.io", "CertificateSigningRequest")
-    )
-}
-
-/// Reset fields of an endpoint as paths of field names. Unknown kinds
-/// (custom resources) have none here: whether a CRD has a status
-/// subresource is the caller's business.
-pub fn reset_paths(group: &str, kind: &str, subresource: Option<&str>) -> Vec<Vec<&'static str>> {
-    if !has_status_subresource(group, kind) {
+/// Reset fields of an endpoint as paths of field names: on a kind with a
+/// status subresource (`status_subresource`, from the registry), the main
+/// endpoint ignores `status` and `/status` ignores `spec` (plus a few
+/// per-kind metadata fields).
+pub(crate) fn reset_paths(
+    kind: Kind,
+    status_subresource: bool,
+    subresource: Option<&str>,
+) -> Vec<Vec<&'static str>> {
+    if !status_subresource {
         return Vec::new();
     }
     match subresource {
         None => vec![vec!["status"]],
         Some("status") => {
             let mut paths = vec![vec!["spec"]];
-            match (group, kind) {
-                ("apps", "Deployment") => paths.push(vec!["metadata", "labels"]),
-                ("", "Pod") => {
+            match kind {
+                Kind::Deployment => paths.push(vec!["metadata", "labels"]),
+                Kind::Pod => {
                     paths.push(vec!["metadata", "deletionTimestamp"]);
                     paths.push(vec!["metadata", "ownerReferences"]);
                 }

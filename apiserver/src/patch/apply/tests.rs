@@ -6,9 +6,25 @@ use serde_json::{Value, json};
 use super::super::meta::Schema;
 use super::fieldpath::FieldSet;
 use super::{ApplyError, ApplyOptions, Conflict, apply, conflict_message, kinds, track_update};
+use crate::kinds::kind_of;
+use crate::registry::{Registry, ResourceInfo, Subresource};
 
 const CASES: &str = include_str!("../../../testdata/ssa.json");
 const NOW: &str = "2024-05-01T10:00:00Z";
+
+/// The served resource of `apiVersion`/`kind`, or a custom resource
+/// without subresources when the registry does not serve it.
+fn resource(api_version: &str, kind: &str) -> ResourceInfo {
+    let registry = Registry::new();
+    if let Some(info) = registry.by_kind(api_version, kind) {
+        return (*info).clone();
+    }
+    let mut info = (*registry.by_kind("v1", "ConfigMap").expect("configmaps")).clone();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    (info.group, info.version, info.kind) = (group.into(), version.into(), kind.into());
+    info.subresources.clear();
+    info
+}
 
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
@@ -60,8 +76,7 @@ fn without_managed(obj: &Value) -> Value {
 
 struct Case<'a> {
     raw: &'a Value,
-    api_version: &'a str,
-    kind: &'a str,
+    resource: ResourceInfo,
     schema: Option<Schema>,
 }
 
@@ -77,8 +92,7 @@ fn run_step(case: &Case, live: &mut Option<Value>, step: &Value, now: &str) -> R
         let opts = ApplyOptions {
             manager,
             force: step["force"].as_bool().unwrap_or(false),
-            api_version: case.api_version,
-            kind: case.kind,
+            resource: &case.resource,
             subresource,
             time: now,
         };
@@ -95,12 +109,16 @@ fn run_step(case: &Case, live: &mut Option<Value>, step: &Value, now: &str) -> R
         None => step["object"].clone(),
     };
     if let (Some(old), false) = (live.as_ref(), is_create) {
-        let paths = kinds::reset_paths(group_of(case.api_version), case.kind, subresource);
+        let paths = kinds::reset_paths(
+            kind_of(&case.resource),
+            case.resource.has(Subresource::Status),
+            subresource,
+        );
         kinds::restore_reset(&mut new, old, &paths);
     }
     let old = if is_create { None } else { live.as_ref() };
     let schema = case.schema.as_ref();
-    track_update(schema, old, &mut new, manager, case.api_version, subresource, now);
+    track_update(schema, old, &mut new, manager, &case.resource, subresource, now);
     *live = Some(new);
     Ok(())
 }
@@ -167,8 +185,7 @@ fn run_case(raw: &Value) -> Result<(), String> {
     );
     let case = Case {
         raw,
-        api_version,
-        kind,
+        resource: resource(api_version, kind),
         schema: Schema::for_kind(group_of(api_version), kind),
     };
     let mut live = Some(case.raw["original"].clone()).filter(|v| !v.is_null());
@@ -262,11 +279,11 @@ fn conflict_messages() {
 
 #[test]
 fn unstructured_apply_and_prune() {
+    let res = resource("example.com/v1", "Widget");
     let opts = ApplyOptions {
         manager: "m",
         force: false,
-        api_version: "example.com/v1",
-        kind: "Widget",
+        resource: &res,
         subresource: None,
         time: NOW,
     };
@@ -291,11 +308,11 @@ fn unstructured_apply_and_prune() {
 
 #[test]
 fn bad_requests() {
+    let res = resource("v1", "ConfigMap");
     let opts = ApplyOptions {
         manager: "m",
         force: false,
-        api_version: "v1",
-        kind: "ConfigMap",
+        resource: &res,
         subresource: None,
         time: NOW,
     };
@@ -312,10 +329,26 @@ fn update_without_managed_fields_is_not_tracked_and_reset_works() {
     let old = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
     let mut new =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "2"}});
-    track_update(None, Some(&old), &mut new, "u", "v1", None, NOW);
+    track_update(
+        None,
+        Some(&old),
+        &mut new,
+        "u",
+        &resource("v1", "ConfigMap"),
+        None,
+        NOW,
+    );
     assert!(new["metadata"].get("managedFields").is_none());
     let mut created = old.clone();
-    track_update(None, None, &mut created, "u", "v1", None, NOW);
+    track_update(
+        None,
+        None,
+        &mut created,
+        "u",
+        &resource("v1", "ConfigMap"),
+        None,
+        NOW,
+    );
     assert_eq!(
         created["metadata"]["managedFields"][0]["fieldsV1"],
         json!({"f:data": {".": {}, "f:a": {}}})
@@ -323,7 +356,15 @@ fn update_without_managed_fields_is_not_tracked_and_reset_works() {
     let mut reset = created.clone();
     reset["metadata"]["managedFields"] = json!([]);
     reset["data"]["a"] = json!("3");
-    track_update(None, Some(&created), &mut reset, "u", "v1", None, NOW);
+    track_update(
+        None,
+        Some(&created),
+        &mut reset,
+        "u",
+        &resource("v1", "ConfigMap"),
+        None,
+        NOW,
+    );
     assert!(reset["metadata"].get("managedFields").is_none());
 }
 
@@ -332,11 +373,11 @@ fn before_first_apply_records_existing_fields() {
     let live =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
     let cfg = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"b": "2"}});
+    let res = resource("v1", "ConfigMap");
     let opts = ApplyOptions {
         manager: "m",
         force: false,
-        api_version: "v1",
-        kind: "ConfigMap",
+        resource: &res,
         subresource: None,
         time: NOW,
     };
@@ -349,11 +390,11 @@ fn before_first_apply_records_existing_fields() {
 
 #[test]
 fn invalid_bodies_name_the_path() {
+    let res = resource("v1", "Pod");
     let opts = ApplyOptions {
         manager: "m",
         force: false,
-        api_version: "v1",
-        kind: "Pod",
+        resource: &res,
         subresource: None,
         time: NOW,
     };
@@ -370,11 +411,11 @@ fn invalid_bodies_name_the_path() {
 
 #[test]
 fn many_updaters_are_capped_into_ancient_changes() {
+    let res = resource("v1", "ConfigMap");
     let opts = ApplyOptions {
         manager: "apply",
         force: false,
-        api_version: "v1",
-        kind: "ConfigMap",
+        resource: &res,
         subresource: None,
         time: &step_time(0),
     };
@@ -393,7 +434,7 @@ fn many_updaters_are_capped_into_ancient_changes() {
             Some(&obj),
             &mut new,
             &name,
-            "v1",
+            &resource("v1", "ConfigMap"),
             None,
             &step_time(i),
         );
