@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use apiserver::Registry;
 use apiserver::event_ttl::{event_prefixes, run};
-use store::{Clock, Store};
-use tokio_util::sync::CancellationToken;
+use apiserver::testkit::{Tasks, TestApi};
+use store::Clock;
 
 /// Postmortem: Event expiry follows the store's writes to the Event collections and, in the same
 /// `select!`, waits one simulated second before looking for expired Events. The wait was a new
@@ -17,23 +17,12 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(start_paused = true)]
 async fn event_ttl_fires_while_events_are_written_more_than_once_a_second() {
     let clock = Clock::system();
-    // Buffered: a flush on sled's thread would let paused time run ahead.
-    let store = Store::open(store::Config {
-        clock: clock.clone(),
-        durability: store::Durability::Buffered,
-        ..store::Config::default()
-    })
-    .expect("store");
+    let store = TestApi::builder().clock(clock.clone()).store();
     let prefix = event_prefixes(&Registry::new())[0].clone();
     let ttl = Duration::from_secs(60);
-    let shutdown = CancellationToken::new();
-    let task = tokio::spawn(run(
-        store.clone(),
-        clock.clone(),
-        prefix.clone(),
-        ttl,
-        shutdown.clone(),
-    ));
+    let mut tasks = Tasks::new();
+    let (expiring, expiry_clock, expiry_prefix) = (store.clone(), clock.clone(), prefix.clone());
+    tasks.spawn(move |stop| run(expiring, expiry_clock, expiry_prefix, ttl, stop));
     let old = format!("{prefix}default/old");
     store.create(&old, b"{}".to_vec()).await.expect("create");
     // Another Event every 400 ms, for 80 s: the expiry check is never "idle" for a whole second.
@@ -53,6 +42,6 @@ async fn event_ttl_fires_while_events_are_written_more_than_once_a_second() {
     );
     let last_busy = format!("{prefix}default/busy-199");
     assert!(store.get(&last_busy).expect("get").is_some(), "written 0.4 s ago");
-    shutdown.cancel();
-    task.await.expect("expiry task");
+    let stopped = tasks.stop(Duration::from_secs(10)).await;
+    stopped.expect("the expiry loop stops");
 }
