@@ -13,7 +13,9 @@
 //! | Pod deleted | its Deployment, if that uses `Recreate` and has no pods left |
 //!
 //! Simplified: one key type (`namespace/name`), no metrics, and ReplicaSet resyncs (same
-//! resourceVersion) are ignored as upstream does; Deployment resyncs are not.
+//! resourceVersion) are ignored as upstream does; Deployment resyncs are not. The handlers only map
+//! a change to keys (no expectations), so they run on [`Feeds::watch_keys`] tasks instead of
+//! informer callbacks.
 
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@
 //! Simplified against upstream:
 //!
 //! - A monitor runs its own list + watch (the runtime's
-//!   [`Reflector`](crate::runtime::reflector::Reflector), as the informers
+//!   [`Reflector`], as the informers
 //!   do), which carry whole objects (the client has no metadata-only
 //!   watch); it keeps only their metadata.
 //! - A monitor keeps no cache of objects: the graph is its only state. After

@@ -3,7 +3,7 @@
 //! Upstream: `pkg/controller/replicaset/replica_set.go` (`NewBaseController`,
 //! `Run`, the handlers `addRS`/`updateRS`/`deleteRS`, `addPod`/`updatePod`/
 //! `deletePod`, `resolveControllerRef`, `getPodReplicaSets`). The sync itself
-//! is [`super::sync::sync_replica_set`].
+//! is [`super::sync::ReplicaSetSync::sync_replica_set`].
 //!
 //! ```text
 //! ReplicaSet informer ── add/update/delete ──▶ key of the RS ─────────────┐
@@ -15,8 +15,9 @@
 //! ```
 //!
 //! Simplified against upstream: no tombstones (the informer always hands
-//! over the last known pod), no metrics, and the handlers run on two tasks
-//! reading the informers' change channels instead of informer callbacks.
+//! over the last known pod), no metrics, and the handlers run on
+//! [`Feeds`] tasks reading the informers' change channels instead of
+//! informer callbacks.
 
 use std::sync::Arc;
 use std::time::Duration;
