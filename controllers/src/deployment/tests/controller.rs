@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use apiserver::testkit::TestApi;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::{Value, json};
@@ -34,22 +35,13 @@ struct Cluster {
     events: Typed<Event>,
 }
 
-async fn api(clock: &Clock) -> apiserver::Api {
-    let store = store::Store::open(store::Config {
-        durability: store::Durability::Buffered,
-        clock: clock.clone(),
-        ..Default::default()
-    })
-    .unwrap();
-    let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-    api.bootstrap().await.unwrap();
-    api
-}
-
 impl Cluster {
     async fn start() -> Cluster {
         let clock = Clock::system();
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api(&clock).await, "test"));
+        let client: Arc<dyn Client> = {
+            let api = TestApi::builder().clock(clock.clone()).build().await;
+            Arc::new(InProcessClient::new(api, "test"))
+        };
         let d_inf = Informer::<Deployment>::new(client.clone(), clock.clone(), None);
         let rs_inf = Informer::<ReplicaSet>::new(client.clone(), clock.clone(), None);
         let pod_inf = Informer::<Pod>::new(client.clone(), clock.clone(), None);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use apiserver::testkit::TestApi;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::json;
@@ -30,24 +31,14 @@ struct Cluster {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// An API server with the default namespaces, on a paused-time clock.
-async fn api(clock: &Clock) -> apiserver::Api {
-    let store = store::Store::open(store::Config {
-        durability: store::Durability::Buffered,
-        clock: clock.clone(),
-        ..Default::default()
-    })
-    .unwrap();
-    let api = apiserver::Api::new(store, apiserver::Registry::new(), clock.clone());
-    api.bootstrap().await.unwrap();
-    api
-}
-
 impl Cluster {
     /// An API server with nothing running yet: create objects, then `start`.
     async fn new() -> Self {
         let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api(&clock).await, "test"));
+        let client: Arc<dyn Client> = {
+            let api = TestApi::builder().clock(clock.clone()).build().await;
+            Arc::new(InProcessClient::new(api, "test"))
+        };
         Cluster {
             rs: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
