@@ -44,8 +44,6 @@ use crate::error::FieldError;
 use crate::jsonpath::at;
 use crate::registry::{ResourceInfo, Subresource};
 
-pub use crate::validation::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
-
 /// The built-in kinds with a strategy of their own (and, in [`crate::table`], a printer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::registry::{ResourceInfo, builtin};
+use crate::validation::{is_dns1035_label, is_dns1123_label, is_dns1123_subdomain};
 
 fn info(kind: &str) -> ResourceInfo {
     builtin()

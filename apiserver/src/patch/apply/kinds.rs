@@ -16,6 +16,7 @@
 use serde_json::{Value, json};
 
 use super::fieldpath::{FieldSet, PathElement};
+use crate::jsonpath::at;
 use crate::kinds::Kind;
 
 /// The pod-template skeleton shared by the workload kinds.
@@ -112,7 +113,7 @@ pub fn restore_reset(obj: &mut Value, live: &Value, paths: &[Vec<&'static str>])
         let Some((last, parents)) = path.split_last() else {
             continue;
         };
-        let source = path.iter().try_fold(live, |v, k| v.get(*k));
+        let source = at(live, path);
         match source {
             Some(v) => {
                 let mut target = &mut *obj;
