@@ -1,5 +1,5 @@
 //! Field selectors (`?fieldSelector=`): parsing with `\` escaping, matching,
-//! and, in [`selectable`], which field labels each kind accepts.
+//! and, in `selectable`, which field labels each kind accepts.
 //!
 //! Upstream: `staging/src/k8s.io/apimachinery/pkg/fields/selector.go`
 //! (`ParseSelector`, `splitTerms`, `splitTerm`, `UnescapeValue`,

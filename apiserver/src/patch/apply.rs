@@ -14,7 +14,7 @@
 //! * no schema reconciliation of stored sets, no union handling;
 //! * the "empty object" of a kind comes from a small table ([`kinds`]);
 //! * reset fields come from a table of built-in strategies, keyed by the
-//!   resolved [`Kind`] and the registry's status subresource flag;
+//!   resolved `kinds::Kind` and the registry's status subresource flag;
 //! * defaulting of the merged object is left to the caller;
 //! * `track_update` never fails: like upstream's `UpdateNoErrors` it drops
 //!   managedFields when the object cannot be walked.

@@ -10,7 +10,7 @@
 //!   filtered out of every field set and kept from the live object. Whether
 //!   a kind has a status subresource is the registry's answer.
 //!
-//! Both tables dispatch on the [`Kind`] the registry row resolves to, so they
+//! Both tables dispatch on the `crate::kinds::Kind` the registry row resolves to, so they
 //! cover the kinds miniplane serves (upstream's cover every built-in kind).
 
 use serde_json::{Value, json};
