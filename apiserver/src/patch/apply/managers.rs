@@ -208,7 +208,7 @@ pub fn store(obj: &mut Value, managers: &Managers) {
 const MAX_UPDATE_MANAGERS: usize = 10;
 
 /// Merges the oldest Update entries into one `ancient-changes` entry per
-/// apiVersion until at most [`MAX_UPDATE_MANAGERS`] remain.
+/// apiVersion until at most `MAX_UPDATE_MANAGERS` remain.
 pub fn cap_updates(managers: &mut Managers) {
     let mut updaters: Vec<String> = managers
         .iter()
