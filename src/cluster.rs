@@ -57,7 +57,9 @@ fn client(api: &Api, component: &str) -> Arc<dyn Client> {
 }
 
 /// Starts every component, the kubelet drawing its random choices under
-/// `seed`; each stops when `shutdown` is cancelled.
+/// `seed`; each stops when `shutdown` is cancelled. (Tests and the
+/// reliability suite start theirs with [`Cluster::builder`], which can pick
+/// the components and wrap their clients.)
 pub fn start(
     api: &Api,
     clock: &Clock,
@@ -65,28 +67,11 @@ pub fn start(
     seed: u64,
     shutdown: &CancellationToken,
 ) -> Vec<JoinHandle<()>> {
-    start_with_clients(api, clock, sim, seed, shutdown, &|component| {
-        client(api, component)
-    })
-}
-
-/// [`start`], with each component's client made by `client(component)`
-/// instead of an `InProcessClient` named after the component: the
-/// reliability suite wraps it in a fault layer
-/// (`controllers::runtime::FaultyClient`).
-pub fn start_with_clients(
-    api: &Api,
-    clock: &Clock,
-    sim: &SimConfig,
-    seed: u64,
-    shutdown: &CancellationToken,
-    client: &dyn Fn(&str) -> Arc<dyn Client>,
-) -> Vec<JoinHandle<()>> {
     let every = Components {
         controllers: true,
         scheduler: true,
     };
-    start_components(api, clock, sim, seed, shutdown, client, every)
+    start_components(api, clock, sim, seed, shutdown, &|c| client(api, c), every)
 }
 
 /// Which components run besides the kubelet (that one runs when
@@ -99,8 +84,8 @@ struct Components {
     scheduler: bool,
 }
 
-/// [`start_with_clients`], for the chosen components only; an informer
-/// runs when a started component reads it.
+/// [`start`], for the chosen components only, each component's client made
+/// by `client(component)`; an informer runs when a started component reads it.
 fn start_components(
     api: &Api,
     clock: &Clock,
