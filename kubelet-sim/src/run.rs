@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use controllers::runtime::{
     Action, BoxFuture, Change, Client, ClientError, ClientResult, DeleteParams, Informer, ObjectRef,
-    ReconcileError, Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, run_workers,
+    ReconcileError, Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, clock_now, run_workers,
 };
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -178,9 +178,11 @@ fn node_name(pod: &Pod) -> Option<&str> {
     pod.spec.as_ref()?.node_name.as_deref()
 }
 
-/// The clock's time as a `jiff` timestamp.
+/// The clock's time as a `jiff` timestamp, for the node loops (registration, heartbeats), which
+/// have no sync to fail: a time `jiff` cannot represent reads as the epoch. A pod sync uses
+/// [`clock_now`] and retries instead.
 fn now(clock: &Clock) -> Timestamp {
-    Timestamp::try_from(clock.now()).unwrap_or_default()
+    clock_now(clock).unwrap_or_default()
 }
 
 /// `Ok(None)` for 404, so that callers can create instead.
@@ -319,7 +321,11 @@ impl Core {
         let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
             return Ok(Action::Done);
         };
-        let step = lifecycle::next(&pod, &Behaviour::for_pod(&pod, self.seed), now(&self.clock));
+        let step = lifecycle::next(
+            &pod,
+            &Behaviour::for_pod(&pod, self.seed),
+            clock_now(&self.clock)?,
+        );
         if let Some(status) = step.status {
             let mut updated = (*pod).clone();
             updated.status = Some(status);

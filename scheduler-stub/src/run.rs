@@ -32,7 +32,7 @@ use std::time::Duration;
 use controllers::runtime::informer::NODE_INDEX;
 use controllers::runtime::{
     Action, BoxFuture, Change, Client, EventType, Informer, ObjectRef, ReconcileError, Reconciler, Recorder,
-    ResourceRef, Store, Typed, WorkQueue, key_of, run_workers,
+    ResourceRef, Store, Typed, WorkQueue, clock_now, key_of, run_workers,
 };
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -343,7 +343,8 @@ impl Core {
             "FailedScheduling",
             message,
         );
-        if let Some(updated) = with_unschedulable_condition(pod, message, &self.clock) {
+        let now = clock_now(&self.clock)?;
+        if let Some(updated) = with_unschedulable_condition(pod, message, now) {
             match self.pods.update_status(&updated).await {
                 Ok(_) => {}
                 Err(e) if e.is_not_found() => return Ok(Action::Done),
@@ -356,7 +357,7 @@ impl Core {
 
 /// `pod` with `PodScheduled=False`, reason `Unschedulable`, `message`; `None`
 /// when the pod already says exactly that.
-pub fn with_unschedulable_condition(pod: &Pod, message: &str, clock: &Clock) -> Option<Pod> {
+pub fn with_unschedulable_condition(pod: &Pod, message: &str, now: jiff::Timestamp) -> Option<Pod> {
     let mut pod = pod.clone();
     let status = pod.status.get_or_insert_with(Default::default);
     let conditions = status.conditions.get_or_insert_with(Vec::new);
@@ -369,7 +370,7 @@ pub fn with_unschedulable_condition(pod: &Pod, message: &str, clock: &Clock) -> 
     if existing.as_deref().is_some_and(same) {
         return None;
     }
-    let now = Time(jiff::Timestamp::try_from(clock.now()).unwrap_or_default());
+    let now = Time(now);
     let transition = match &existing {
         Some(c) if c.status == "False" => c.last_transition_time.clone(),
         _ => Some(now),
