@@ -11,8 +11,8 @@ use store::Clock;
 /// Postmortem: Event expiry follows the store's writes to the Event collections and, in the same
 /// `select!`, waits one simulated second before looking for expired Events. The wait was a new
 /// `sleep` made on every turn of the loop, so every watch event restarted it; in a busy cluster
-/// Events are written more often than once a second, the wait never completed, and no Event ever
-/// expired (the store grew without bound during rollouts). Fix: one timer that lives across loop
+/// Events are written more often than once a second, the wait never completed, and no Event
+/// expired while the stream lasted. Fix: one timer that lives across loop
 /// turns and is re-armed only when it fires.
 #[tokio::test(start_paused = true)]
 async fn event_ttl_fires_while_events_are_written_more_than_once_a_second() {

@@ -30,8 +30,8 @@ fn clock(scale: f64) -> Clock {
 /// informer shows them") count as satisfied after five minutes, in case an event was missed. The
 /// five minutes were measured on the simulated clock. At `--time-scale 1000` they passed in 0.3 s
 /// of real time, while the informer legitimately needed longer than that to deliver a burst of
-/// creations under load; the controller then synced on a stale cache and created the same pods
-/// again (overshooting `spec.replicas`, then deleting the surplus). Fix: the timeout is five
+/// creations under load; the controller then synced on a stale cache and created pods again before
+/// it had seen the last ones. Fix: the timeout is five
 /// minutes of real time whatever the time scale, i.e. five minutes × scale on the simulated clock.
 #[tokio::test(start_paused = true)]
 async fn expectations_wait_five_real_minutes_at_time_scale_1000() {
@@ -215,8 +215,8 @@ async fn cascade_reads(bystanders: usize, owners: usize, per_owner: usize) -> (u
 
 /// Postmortem: cascading deletion used to run inside the API server, which found a deleted
 /// owner's dependents by listing and decoding every object of every deletable resource in the
-/// namespace. A rollout deletes many pods, each one a cascade, so with 10,000 pods the work was
-/// quadratic and the rollout bench spent most of its time decoding pods. The first fix decoded
+/// namespace. A rollout deletes many pods, each one a cascade, so the work grew with the square of
+/// the number of pods. The first fix decoded
 /// only records whose bytes mention the owner's uid; cascading deletion has since moved to the
 /// garbage collector controller, which keeps an owner graph fed by watches and finds dependents by
 /// uid in memory. This test pins that the collector's work per deleted owner does not depend on how
