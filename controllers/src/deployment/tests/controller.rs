@@ -5,14 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::testkit::TestApi;
+use apiserver::testkit::{Tasks, TestApi};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::{Value, json};
 use store::Clock;
-use tokio::task::JoinHandle;
 use tokio::time::timeout;
-use tokio_util::sync::CancellationToken;
 
 use crate::controller_utils::pods::is_pod_ready;
 use crate::deployment::controller::DeploymentController;
@@ -27,8 +25,7 @@ const WAIT: Duration = Duration::from_secs(20);
 /// An API, the three informers, the Deployment and ReplicaSet controllers.
 struct Cluster {
     clock: Clock,
-    shutdown: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
+    tasks: Tasks,
     deployments: Typed<Deployment>,
     replicasets: Typed<ReplicaSet>,
     pods: Typed<Pod>,
@@ -61,17 +58,14 @@ impl Cluster {
             &rs_inf,
             &pod_inf,
         );
-        let shutdown = CancellationToken::new();
-        let tasks = vec![
-            d_inf.run(shutdown.clone()),
-            rs_inf.run(shutdown.clone()),
-            pod_inf.run(shutdown.clone()),
-            tokio::spawn(dc.run(2, shutdown.clone())),
-            tokio::spawn(rsc.run(2, shutdown.clone())),
-        ];
+        let mut tasks = Tasks::new();
+        tasks.push(d_inf.run(tasks.shutdown()));
+        tasks.push(rs_inf.run(tasks.shutdown()));
+        tasks.push(pod_inf.run(tasks.shutdown()));
+        tasks.spawn(|stop| dc.run(2, stop));
+        tasks.spawn(|stop| rsc.run(2, stop));
         Cluster {
             clock,
-            shutdown,
             tasks,
             deployments: Typed::new(client.clone()),
             replicasets: Typed::new(client.clone()),
@@ -81,10 +75,7 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        self.shutdown.cancel();
-        for task in self.tasks {
-            timeout(WAIT, task).await.expect("stops").expect("no panic");
-        }
+        self.tasks.stop(WAIT).await.expect("stops, no panic");
     }
 
     async fn create(&self, d: Value) -> Deployment {

@@ -5,14 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use apiserver::testkit::TestApi;
+use apiserver::testkit::{Tasks, TestApi};
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::json;
 use store::Clock;
-use tokio::task::JoinHandle;
 use tokio::time::timeout;
-use tokio_util::sync::CancellationToken;
 
 use crate::replicaset::controller::ReplicaSetController;
 use crate::runtime::events::Recorder;
@@ -27,8 +25,7 @@ struct Cluster {
     rs: Typed<ReplicaSet>,
     pods: Typed<Pod>,
     events: Typed<Event>,
-    shutdown: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
+    tasks: Tasks,
 }
 
 impl Cluster {
@@ -44,8 +41,7 @@ impl Cluster {
             pods: Typed::new(client.clone()),
             events: Typed::new(client),
             clock,
-            shutdown: CancellationToken::new(),
-            tasks: Vec::new(),
+            tasks: Tasks::new(),
         }
     }
 
@@ -60,20 +56,14 @@ impl Cluster {
         let pods = Informer::<Pod>::new(client.clone(), self.clock.clone(), None);
         let recorder = Recorder::new(client.clone(), self.clock.clone(), "replicaset-controller", None);
         let controller = ReplicaSetController::new(client, self.clock.clone(), recorder, &replicasets, &pods);
-        self.tasks.push(replicasets.run(self.shutdown.clone()));
-        self.tasks.push(pods.run(self.shutdown.clone()));
-        self.tasks
-            .push(tokio::spawn(controller.run(2, self.shutdown.clone())));
+        self.tasks.push(replicasets.run(self.tasks.shutdown()));
+        self.tasks.push(pods.run(self.tasks.shutdown()));
+        self.tasks.spawn(|stop| controller.run(2, stop));
     }
 
     async fn stop(self) {
-        self.shutdown.cancel();
-        for task in self.tasks {
-            timeout(Duration::from_secs(10), task)
-                .await
-                .expect("stops within 10 s")
-                .unwrap();
-        }
+        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
+        stopped.expect("every task stops within 10 s, without panicking");
     }
 
     /// Polls (on the clock) until `check` returns `Some`, for up to 60 s of
