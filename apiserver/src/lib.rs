@@ -34,7 +34,6 @@ pub mod patch;
 pub mod protobuf;
 pub mod registry;
 pub mod schema;
-pub mod selector;
 pub mod table;
 pub mod testkit;
 pub mod typed;
