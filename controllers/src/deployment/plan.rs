@@ -39,7 +39,7 @@ use crate::runtime::EventType;
 use super::recreate::{
     old_pods_running, scale_down_old_replica_sets_for_recreate, scale_up_new_replica_set_for_recreate,
 };
-use super::rolling::{ScaleChange, reconcile_new_replica_set, reconcile_old_replica_sets};
+use super::rolling::{OldScaleDown, ScaleChange, reconcile_new_replica_set, reconcile_old_replica_sets};
 use super::scale::{cleanup_deployment, scale};
 use super::status::{
     check_paused_conditions, normalize_status, status_changed, sync_deployment_status, sync_rollout_status,
@@ -475,12 +475,12 @@ impl<'a> Planner<'a> {
         };
         let scaled_up = reconcile_new_replica_set(&self.d, &self.old_rss, &mut new_rs)?;
         let scaled_down = match scaled_up {
-            Some(_) => Vec::new(),
+            Some(_) => OldScaleDown::default(),
             None => reconcile_old_replica_sets(&self.d, &mut self.old_rss, &new_rs),
         };
         self.new_rs = Some(new_rs);
-        let scaled = scaled_up.is_some() || !scaled_down.is_empty();
-        self.apply_scales(scaled_up.into_iter().chain(scaled_down).collect());
+        let scaled = scaled_up.is_some() || scaled_down.scaled;
+        self.apply_scales(scaled_up.into_iter().chain(scaled_down.changes).collect());
         if !scaled && self.previous_status_complete() {
             self.cleanup();
         }

@@ -29,7 +29,7 @@
 //!
 //! 256 cases of up to 40 steps by default, from a fixed seed; `PROPTEST_CASES=N` and
 //! `MINIPLANE_PROPTEST_SEED=random` (or a number) explore further, and `--nocapture` prints what the
-//! cases exercised. What the properties found is kept as ignored tests at the end of the file.
+//! cases exercised. What the properties found is kept as named tests at the end of the file.
 
 use std::collections::BTreeMap;
 
@@ -746,9 +746,9 @@ fn cases() -> u32 {
 }
 
 /// The generator's seed: `MINIPLANE_PROPTEST_SEED` (a u64; `random` for a fresh one) if set, else a
-/// fixed one, so that `cargo test` is repeatable while the planner still has the reported defect
-/// [`rolling_step_does_not_grow_an_old_replica_set_whose_status_lags`] (about one case in 9,000 hits
-/// it). Explore with e.g. `MINIPLANE_PROPTEST_SEED=random PROPTEST_CASES=20000`.
+/// fixed one, so that `cargo test` is repeatable. Random seeds found
+/// [`rolling_step_does_not_grow_an_old_replica_set_whose_status_lags`] (about one case in 9,000), since
+/// fixed. Explore with e.g. `MINIPLANE_PROPTEST_SEED=random PROPTEST_CASES=20000`.
 fn rng() -> (u64, TestRng) {
     let seed: u64 = match std::env::var("MINIPLANE_PROPTEST_SEED").ok().as_deref() {
         Some("random") => rand::random(),
@@ -795,20 +795,21 @@ fn rolling_update_keeps_its_guarantees() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Minimal cases of what the properties found (ignored until the planner is changed)
+// Minimal cases of what the properties found (the one upstream also has stays ignored)
 // ---------------------------------------------------------------------------------------------
 
 /// Found by property 2 (minimal case: replicas 4, maxSurge 0, maxUnavailable 3; sync, pods ready,
 /// template change, two syncs, scale to 5, another template change, sync, then a sync of the
-/// convergence phase). Upstream `cleanupUnhealthyReplicas` computes
+/// convergence phase).
+///
+/// Postmortem: upstream `cleanupUnhealthyReplicas` computes
 /// `scaledDownCount = min(maxCleanupCount - total, spec - status.availableReplicas)`, which is
 /// negative when the ReplicaSet's status still counts pods its spec no longer wants (the ReplicaSet
-/// controller has not caught up with the last scale-down), and refuses with "got invalid request to
-/// scale down" (`reconcileOldReplicaSets` then scales nothing this sync). The port has no such
-/// check: it grows that ReplicaSet, and the negative count also enlarges what the remaining
-/// ReplicaSets may lose.
+/// controller has not caught up with the last scale-down); upstream then refuses with "got invalid
+/// request to scale down" and `reconcileOldReplicaSets` scales nothing more this sync. The port had
+/// no such check: it grew that ReplicaSet, and the negative count also enlarged what the remaining
+/// ReplicaSets could lose. It now refuses as upstream does (`rolling::InvalidScaleDown`).
 #[test]
-#[ignore = "planner defect, reported: cleanup_unhealthy_replicas grows an old ReplicaSet whose status lags its spec"]
 fn rolling_step_does_not_grow_an_old_replica_set_whose_status_lags() {
     let cfg = Config {
         replicas: 6,
@@ -837,10 +838,14 @@ fn rolling_step_does_not_grow_an_old_replica_set_whose_status_lags() {
     // old2 was just scaled 2 → 1; its status still reports both pods available.
     let mut olds = vec![rs("old1", 5, 5, 1), rs("old2", 1, 2, 2)];
     let new_rs = rs("new", 1, 1, 3);
-    let changes = super::rolling::reconcile_old_replica_sets(&d, &mut olds, &new_rs);
+    let outcome = super::rolling::reconcile_old_replica_sets(&d, &mut olds, &new_rs);
     assert!(
-        changes.iter().all(|c| c.to <= c.from),
-        "a rolling step grew an old ReplicaSet: {changes:?}"
+        outcome.changes.iter().all(|c| c.to <= c.from),
+        "a rolling step grew an old ReplicaSet: {outcome:?}"
+    );
+    assert!(
+        !outcome.scaled,
+        "upstream counts a refused cleanup as not scaled: {outcome:?}"
     );
 }
 

@@ -102,34 +102,69 @@ pub fn reconcile_old_replica_sets(
     d: &Deployment,
     old_rss: &mut [ReplicaSet],
     new_rs: &ReplicaSet,
-) -> Vec<ScaleChange> {
+) -> OldScaleDown {
     let mut active: Vec<&mut ReplicaSet> = old_rss.iter_mut().filter(|rs| is_active(rs)).collect();
     let old_pods = get_replica_count_for_replica_sets(active.iter().map(|rs| &**rs));
     if old_pods == 0 {
-        return Vec::new();
+        return OldScaleDown::default();
     }
     let all_pods = old_pods + rs_replicas(new_rs);
     let min_available = spec_replicas(d) - max_unavailable(d);
     let new_unavailable = rs_replicas(new_rs) - rs_available(new_rs);
     let max_scaled_down = all_pods - min_available - new_unavailable;
     if max_scaled_down <= 0 {
-        return Vec::new();
+        return OldScaleDown::default();
     }
-    let (mut changes, _) = cleanup_unhealthy_replicas(&mut active, max_scaled_down);
+    let mut changes = match cleanup_unhealthy_replicas(&mut active, max_scaled_down) {
+        Ok((changes, _)) => changes,
+        // Upstream swallows the error: "not scaled" this sync, though what was resized before the
+        // refusal has been written.
+        Err(refused) => {
+            return OldScaleDown {
+                changes: refused.done,
+                scaled: false,
+            };
+        }
+    };
     changes.extend(scale_down_old_replica_sets_for_rolling_update(
         d,
         &mut active,
         Some(new_rs),
     ));
-    changes
+    OldScaleDown {
+        scaled: !changes.is_empty(),
+        changes,
+    }
+}
+
+/// What [`reconcile_old_replica_sets`] decided: the resizes to write, in order, and whether the step
+/// counts as "scaled down" (upstream's boolean result, which decides whether the sync stops there).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OldScaleDown {
+    /// The resizes, oldest ReplicaSet first.
+    pub changes: Vec<ScaleChange>,
+    /// Upstream's `scaled`: false after a refused cleanup even if earlier resizes were made.
+    pub scaled: bool,
+}
+
+/// Upstream's "got invalid request to scale down": an old ReplicaSet whose status reports more
+/// available pods than its spec wants (the ReplicaSet controller has not caught up with the last
+/// scale-down) would have been *grown* by the cleanup. Upstream refuses the whole cleanup instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidScaleDown {
+    /// The resizes made before the refusal (upstream had already written them).
+    pub done: Vec<ScaleChange>,
+    /// Upstream's error text.
+    pub message: String,
 }
 
 /// Upstream `cleanupUnhealthyReplicas`: oldest first, shrink each old ReplicaSet by its unavailable
-/// replicas until `max_cleanup_count` is used up. Returns the changes and the total removed.
+/// replicas until `max_cleanup_count` is used up. Returns the changes and the total removed, or
+/// [`InvalidScaleDown`] when a ReplicaSet's status lags its spec so far that "shrinking" it would grow it.
 pub fn cleanup_unhealthy_replicas(
     old_rss: &mut [&mut ReplicaSet],
     max_cleanup_count: i32,
-) -> (Vec<ScaleChange>, i32) {
+) -> Result<(Vec<ScaleChange>, i32), InvalidScaleDown> {
     old_rss.sort_by(|a, b| by_creation_timestamp(a, b));
     let mut changes = Vec::new();
     let mut total = 0;
@@ -142,10 +177,22 @@ pub fn cleanup_unhealthy_replicas(
             continue;
         }
         let count = (max_cleanup_count - total).min(spec - available);
+        if count < 0 {
+            let message = format!(
+                "when cleaning up unhealthy replicas, got invalid request to scale down {}/{} {spec} -> {}",
+                rs.metadata.namespace.as_deref().unwrap_or_default(),
+                name_of(&rs.metadata),
+                spec - count
+            );
+            return Err(InvalidScaleDown {
+                done: changes,
+                message,
+            });
+        }
         changes.extend(resize(rs, spec - count));
         total += count;
     }
-    (changes, total)
+    Ok((changes, total))
 }
 
 /// Upstream `scaleDownOldReplicaSetsForRollingUpdate`: the available pods above `minAvailable` (counted
