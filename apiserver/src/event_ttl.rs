@@ -247,6 +247,8 @@ mod tests {
         tasks.stop(Duration::from_secs(10)).await.unwrap();
     }
 
+    // Regression: the expiry timer was re-armed on every incoming Event, so under a steady stream it
+    // never fired and Events piled up; apiserver/tests/regressions.rs holds the named case.
     #[tokio::test(start_paused = true)]
     async fn events_expire_while_others_are_written_all_the_time() {
         let (store, clock, prefix, tasks) = expiring(1);

@@ -112,6 +112,10 @@ mod tests {
         p.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
     }
 
+    // Regression: the kubelet planned from its informer's copy, which can lag its own writes, and
+    // replayed lifecycle steps (Pulling, Created, Started) it had already written. The statuses it
+    // wrote are kept here until the cache shows them; kubelet-sim/tests/regressions.rs has the
+    // end-to-end case.
     #[test]
     fn a_lagging_cache_gets_the_written_status() {
         let statuses = WrittenStatuses::default();

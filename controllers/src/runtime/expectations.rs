@@ -310,6 +310,9 @@ mod tests {
         assert!(e.satisfied("k"));
     }
 
+    // Regression: the timeout was five *simulated* minutes, 0.3 s of real time at --time-scale 1000,
+    // so expectations expired while the cache still lagged and syncs created pods again. It is
+    // measured in real time now; controllers/tests/regressions.rs checks it through a controller.
     #[tokio::test(start_paused = true)]
     async fn on_a_scaled_clock_the_timeout_is_five_real_minutes() {
         let e = ControllerExpectations::new(Clock::starting_at(SystemTime::UNIX_EPOCH, 10.0));
