@@ -53,7 +53,7 @@ impl DeploymentController {
         replicasets: &Informer<ReplicaSet>,
         pods: &Informer<Pod>,
     ) -> Self {
-        let handlers = Arc::new(Handlers::new(
+        let handlers = Arc::new(EventHandlers::new(
             deployments.store(),
             replicasets.store(),
             pods.store(),
@@ -100,16 +100,16 @@ impl Reconciler for DeploymentSync {
 }
 
 /// The event handlers: each maps one change to the Deployments to sync, reading the caches.
-pub struct Handlers {
+pub struct EventHandlers {
     deployments: Store<Deployment>,
     replicasets: Store<ReplicaSet>,
     pods: Store<Pod>,
 }
 
-impl Handlers {
+impl EventHandlers {
     /// Handlers over the three caches.
     pub fn new(deployments: Store<Deployment>, replicasets: Store<ReplicaSet>, pods: Store<Pod>) -> Self {
-        Handlers {
+        EventHandlers {
             deployments,
             replicasets,
             pods,
