@@ -324,3 +324,34 @@ async fn a_taken_generated_name_is_generated_again() {
     assert!(name(&a).starts_with("web-") && name(&b).starts_with("web-"));
     assert_ne!(name(&a), name(&b));
 }
+
+#[tokio::test]
+async fn a_bad_label_selector_is_a_400_in_labels_parse_words() {
+    let api = TestApi::builder().build().await;
+    let info = api.resource("", "v1", "configmaps").unwrap();
+    let list = |selector: &str| {
+        let opts = ListOptions {
+            label_selector: Some(selector.to_string()),
+            ..Default::default()
+        };
+        api.list(&info, Some("default"), &opts)
+    };
+    let e = list("a@b=c").unwrap_err();
+    assert_eq!(e.reason, Reason::BadRequest);
+    // The requirement error is prefixed once, as kube-apiserver answers.
+    assert!(
+        e.message.starts_with("unable to parse requirement: ")
+            && e.message.matches("unable to parse requirement").count() == 1,
+        "{}",
+        e.message
+    );
+    // An error outside a requirement has no prefix at all.
+    let e = list("a=b,,").unwrap_err();
+    assert_eq!(e.reason, Reason::BadRequest);
+    assert!(
+        !e.message.contains("unable to parse requirement"),
+        "{}",
+        e.message
+    );
+    assert!(list("a=b,c notin (d)").is_ok());
+}

@@ -416,8 +416,8 @@ impl Filter {
     pub fn new(info: &ResourceInfo, label: Option<&str>, field: Option<&str>) -> ApiResult<Filter> {
         let label = match label.filter(|s| !s.trim().is_empty()) {
             Some(s) => Some(
-                Selector::parse(s)
-                    .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?,
+                // labels.Parse's own text, which names the requirement it could not parse.
+                Selector::parse(s).map_err(ApiError::bad_request)?,
             ),
             None => None,
         };
