@@ -37,16 +37,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures::stream::BoxStream;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde_json::Value;
 use store::Clock;
 
-use super::client::{
-    BoxFuture, Client, ClientError, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef,
-    WatchEvent,
-};
+use super::client::{BoxFuture, Client, ClientError, ClientResult, ResourceRef};
+use super::wrap::{Call, Verb, WrapClient, Written};
 
 /// How often and how writes fail.
 #[derive(Clone, Debug)]
@@ -179,7 +175,8 @@ impl<C: Client> FaultyClient<C> {
         Decision::Delay(Duration::ZERO)
     }
 
-    /// Runs `call` (the write) under the decision drawn for it.
+    /// Runs `call` (the write, already made of the inner client) under a
+    /// decision drawn for it now.
     fn faulty<'a, T: Send + 'a>(
         &'a self,
         write: Write,
@@ -228,94 +225,36 @@ fn describe(verb: &str, r: &ResourceRef, ns: Option<&str>, name: &str) -> String
     }
 }
 
-impl<C: Client> Client for FaultyClient<C> {
-    fn get(&self, r: &ResourceRef, ns: Option<&str>, name: &str) -> BoxFuture<'_, ClientResult<Value>> {
-        self.inner.get(r, ns, name)
+impl<C: Client> WrapClient for FaultyClient<C> {
+    fn inner(&self) -> &dyn Client {
+        &self.inner
     }
 
-    fn list(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-    ) -> BoxFuture<'_, ClientResult<(Vec<Value>, String)>> {
-        self.inner.list(r, ns, p)
-    }
-
-    fn watch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-        resource_version: &str,
-    ) -> BoxFuture<'_, ClientResult<BoxStream<'static, WatchEvent>>> {
-        self.inner.watch(r, ns, p, resource_version)
-    }
-
-    fn create(&self, r: &ResourceRef, ns: Option<&str>, obj: Value) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = describe("create", r, ns, super::client::json_name(&obj));
-        self.faulty(Write::Create, what, self.inner.create(r, ns, obj))
-    }
-
-    fn update(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        obj: Value,
-        subresource: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = describe("update", r, ns, super::client::json_name(&obj));
-        self.faulty(Write::Update, what, self.inner.update(r, ns, obj, subresource))
-    }
-
-    fn patch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        t: PatchType,
-        patch: Value,
-        subresource: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = describe("patch", r, ns, name);
-        self.faulty(
-            Write::Update,
-            what,
-            self.inner.patch(r, ns, name, t, patch, subresource),
-        )
-    }
-
-    fn create_subresource(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        subresource: &str,
-        obj: Value,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = describe(&format!("create {subresource} of"), r, ns, name);
-        let call = self.inner.create_subresource(r, ns, name, subresource, obj);
-        self.faulty(Write::Create, what, call)
-    }
-
-    fn delete(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        params: &DeleteParams,
-    ) -> BoxFuture<'_, ClientResult<()>> {
-        let what = describe("delete", r, ns, name);
-        self.faulty(Write::Delete, what, self.inner.delete(r, ns, name, params))
+    /// Fails the write, delays it or passes it on; see the module docs.
+    fn around_write<'a, T: Written + 'a>(
+        &'a self,
+        call: &Call<'_>,
+        next: impl FnOnce() -> BoxFuture<'a, ClientResult<T>>,
+    ) -> BoxFuture<'a, ClientResult<T>> {
+        let (write, what) = match (call.verb, call.subresource) {
+            (Verb::Create, Some(sub)) => (Write::Create, format!("create {sub} of")),
+            (Verb::Create, None) => (Write::Create, "create".to_string()),
+            (Verb::Update | Verb::Patch, _) => (Write::Update, call.verb.as_str().to_string()),
+            (Verb::Delete, _) => (Write::Delete, "delete".to_string()),
+            (Verb::Get | Verb::List | Verb::Watch, _) => return next(),
+        };
+        let what = describe(&what, call.resource, call.ns, call.name);
+        self.faulty(write, what, next())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::client::InProcessClient;
+    use crate::runtime::client::{InProcessClient, ListParams};
     use apiserver::testkit::TestApi;
     use k8s_openapi::api::core::v1::ConfigMap;
+    use serde_json::Value;
 
     async fn api() -> apiserver::Api {
         TestApi::builder().build().await

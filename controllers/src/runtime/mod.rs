@@ -23,6 +23,7 @@
 //! | [`controller`] | sample-controller `controller.go` (`processNextWorkItem`) | the worker loop and the reconcile outcome |
 //! | [`events`] | `tools/record/event.go`, `events_cache.go` | Events with aggregated counts |
 //! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
+//! | [`wrap`] | (`rest.Config.WrapTransport`) | [`WrapClient`]: a client around another, writing only what it adds |
 //! | [`fault`] | (client-go `testing/fixture.go` reactors) | a client whose writes fail now and then, for the reliability suite |
 //!
 //! Start reading at [`controller::run_workers`]: it is the whole loop.
@@ -39,6 +40,7 @@ pub mod meta;
 pub mod reflector;
 pub mod trace;
 pub mod workqueue;
+pub mod wrap;
 
 pub use client::{
     BoxFuture, Client, ClientError, ClientResult, DeleteParams, InProcessClient, ListParams, PatchType,
@@ -57,3 +59,4 @@ pub use meta::{
 };
 pub use trace::TracingClient;
 pub use workqueue::WorkQueue;
+pub use wrap::{Call, Verb, WrapClient, Written};

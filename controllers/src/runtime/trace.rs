@@ -23,13 +23,9 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::stream::BoxStream;
-use serde_json::Value;
-
-use super::client::{
-    BoxFuture, Client, ClientResult, DeleteParams, ListParams, PatchType, ResourceRef, WatchEvent, json_name,
-};
+use super::client::{BoxFuture, Client, ClientResult, ResourceRef, json_name};
 use super::meta::object_key;
+use super::wrap::{Call, Verb, WrapClient, Written};
 
 /// The `tracing` target of every trace line.
 pub const TARGET: &str = "miniplane::trace";
@@ -133,120 +129,37 @@ impl TracingClient {
     }
 }
 
-impl Client for TracingClient {
-    fn get(&self, r: &ResourceRef, ns: Option<&str>, name: &str) -> BoxFuture<'_, ClientResult<Value>> {
-        self.inner.get(r, ns, name)
+impl WrapClient for TracingClient {
+    fn inner(&self) -> &dyn Client {
+        &*self.inner
     }
 
-    fn list(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-    ) -> BoxFuture<'_, ClientResult<(Vec<Value>, String)>> {
-        self.inner.list(r, ns, p)
-    }
-
-    fn watch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-        resource_version: &str,
-    ) -> BoxFuture<'_, ClientResult<BoxStream<'static, WatchEvent>>> {
-        self.inner.watch(r, ns, p, resource_version)
-    }
-
-    fn create(&self, r: &ResourceRef, ns: Option<&str>, obj: Value) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = r.plural.clone();
-        let ns = ns.map(str::to_string);
-        let requested = json_name(&obj).to_string();
-        let call = self.inner.create(r, ns.as_deref(), obj);
+    /// Logs the write's answer, e.g. `[replicaset]   create pods default/web-x2k1p: ok`.
+    fn around_write<'a, T: Written + 'a>(
+        &'a self,
+        call: &Call<'_>,
+        next: impl FnOnce() -> BoxFuture<'a, ClientResult<T>>,
+    ) -> BoxFuture<'a, ClientResult<T>> {
+        let verb = call.verb.as_str();
+        let what = resource_path(call.resource, call.subresource);
+        let ns = call.ns.map(str::to_string);
+        let requested = call.name.to_string();
+        // The server picks the name of a generateName create.
+        let named_by_server = call.verb == Verb::Create && call.subresource.is_none();
+        let future = next();
         Box::pin(async move {
-            let result = call.await;
-            // The server picks the name of a generateName create.
-            let name = match &result {
-                Ok(o) => json_name(o).to_string(),
-                Err(_) => requested,
+            let result = future.await;
+            let name = match result.as_ref().map(Written::object) {
+                Ok(Some(o)) if named_by_server => json_name(o),
+                _ => &requested,
             };
             write(
                 &self.controller,
-                "create",
+                verb,
                 &what,
-                &object_key(ns.as_deref(), &name),
+                &object_key(ns.as_deref(), name),
                 &result,
             );
-            result
-        })
-    }
-
-    fn update(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        obj: Value,
-        subresource: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = resource_path(r, subresource);
-        let key = object_key(ns, json_name(&obj));
-        let call = self.inner.update(r, ns, obj, subresource);
-        Box::pin(async move {
-            let result = call.await;
-            write(&self.controller, "update", &what, &key, &result);
-            result
-        })
-    }
-
-    fn patch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        t: PatchType,
-        patch: Value,
-        subresource: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = resource_path(r, subresource);
-        let key = object_key(ns, name);
-        let call = self.inner.patch(r, ns, name, t, patch, subresource);
-        Box::pin(async move {
-            let result = call.await;
-            write(&self.controller, "patch", &what, &key, &result);
-            result
-        })
-    }
-
-    fn create_subresource(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        subresource: &str,
-        obj: Value,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        let what = resource_path(r, Some(subresource));
-        let key = object_key(ns, name);
-        let call = self.inner.create_subresource(r, ns, name, subresource, obj);
-        Box::pin(async move {
-            let result = call.await;
-            write(&self.controller, "create", &what, &key, &result);
-            result
-        })
-    }
-
-    fn delete(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        params: &DeleteParams,
-    ) -> BoxFuture<'_, ClientResult<()>> {
-        let what = r.plural.clone();
-        let key = object_key(ns, name);
-        let call = self.inner.delete(r, ns, name, params);
-        Box::pin(async move {
-            let result = call.await;
-            write(&self.controller, "delete", &what, &key, &result);
             result
         })
     }
