@@ -15,8 +15,8 @@ use tokio::time::timeout;
 use crate::replicaset::controller::ReplicaSetController;
 use crate::runtime::events::Recorder;
 use crate::runtime::{
-    BoxFuture, Client, ClientError, ClientResult, DeleteParams, InProcessClient, Informer, ListParams,
-    PatchType, ResourceRef, Typed, WatchEvent,
+    BoxFuture, Call, Client, ClientError, ClientResult, InProcessClient, Informer, ListParams, PatchType,
+    Typed, Verb, WrapClient, Written,
 };
 
 /// A running controller, its informers, and typed clients for the test.
@@ -335,73 +335,22 @@ struct RefusingPodCreates {
     attempts: AtomicUsize,
 }
 
-impl Client for RefusingPodCreates {
-    fn get(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-    ) -> BoxFuture<'_, ClientResult<serde_json::Value>> {
-        self.inner.get(r, ns, name)
+impl WrapClient for RefusingPodCreates {
+    fn inner(&self) -> &dyn Client {
+        &*self.inner
     }
-    fn list(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-    ) -> BoxFuture<'_, ClientResult<(Vec<serde_json::Value>, String)>> {
-        self.inner.list(r, ns, p)
-    }
-    fn watch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-        rv: &str,
-    ) -> BoxFuture<'_, ClientResult<futures::stream::BoxStream<'static, WatchEvent>>> {
-        self.inner.watch(r, ns, p, rv)
-    }
-    fn create(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        obj: serde_json::Value,
-    ) -> BoxFuture<'_, ClientResult<serde_json::Value>> {
-        if r.kind != "Pod" {
-            return self.inner.create(r, ns, obj);
+
+    fn around_write<'a, T: Written + 'a>(
+        &'a self,
+        call: &Call<'_>,
+        next: impl FnOnce() -> BoxFuture<'a, ClientResult<T>>,
+    ) -> BoxFuture<'a, ClientResult<T>> {
+        if (call.verb, call.subresource, call.resource.kind.as_str()) != (Verb::Create, None, "Pod") {
+            return next();
         }
         self.attempts.fetch_add(1, Ordering::SeqCst);
         let refused = ClientError::new(403, "Forbidden", "exceeded quota: pods");
         Box::pin(async move { Err(refused) })
-    }
-    fn update(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        obj: serde_json::Value,
-        sub: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<serde_json::Value>> {
-        self.inner.update(r, ns, obj, sub)
-    }
-    fn patch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        t: PatchType,
-        patch: serde_json::Value,
-        sub: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<serde_json::Value>> {
-        self.inner.patch(r, ns, name, t, patch, sub)
-    }
-    fn delete(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        params: &DeleteParams,
-    ) -> BoxFuture<'_, ClientResult<()>> {
-        self.inner.delete(r, ns, name, params)
     }
 }
 
