@@ -76,25 +76,23 @@ impl HttpClient {
         path
     }
 
-    /// `?fieldManager=...` for a write.
-    fn write_query(&self) -> String {
-        format!("?fieldManager={}", encode(&self.field_manager))
+    /// The path of a write, with its `?fieldManager=...`.
+    fn write_url(&self, r: &ResourceRef, ns: Option<&str>, name: Option<&str>, sub: Option<&str>) -> String {
+        let path = self.path(r, ns, name, sub);
+        format!("{path}?fieldManager={}", encode(&self.field_manager))
     }
 
-    /// DELETE with a `DeleteOptions` body.
-    fn delete_with_options(
+    /// A request with a JSON `body` of `content_type`, answered with one JSON document.
+    fn send_json(
         &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        options: Value,
-    ) -> BoxFuture<'_, ClientResult<()>> {
-        let url = self.path(r, ns, Some(name), None);
+        method: Method,
+        url: String,
+        content_type: &'static str,
+        body: Value,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
         Box::pin(async move {
-            let body = json_body(&options)?;
-            self.call(Method::DELETE, &url, Some(("application/json", body)))
-                .await?;
-            Ok(())
+            let bytes = json_body(&body)?;
+            self.call(method, &url, Some((content_type, bytes))).await
         })
     }
 
@@ -353,12 +351,8 @@ impl Client for HttpClient {
     }
 
     fn create(&self, r: &ResourceRef, ns: Option<&str>, obj: Value) -> BoxFuture<'_, ClientResult<Value>> {
-        let url = format!("{}{}", self.path(r, ns, None, None), self.write_query());
-        Box::pin(async move {
-            let body = json_body(&obj)?;
-            self.call(Method::POST, &url, Some(("application/json", body)))
-                .await
-        })
+        let url = self.write_url(r, ns, None, None);
+        self.send_json(Method::POST, url, "application/json", obj)
     }
 
     fn update(
@@ -368,13 +362,8 @@ impl Client for HttpClient {
         obj: Value,
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>> {
-        let path = self.path(r, ns, Some(json_name(&obj)), subresource);
-        let url = format!("{path}{}", self.write_query());
-        Box::pin(async move {
-            let body = json_body(&obj)?;
-            self.call(Method::PUT, &url, Some(("application/json", body)))
-                .await
-        })
+        let url = self.write_url(r, ns, Some(json_name(&obj)), subresource);
+        self.send_json(Method::PUT, url, "application/json", obj)
     }
 
     fn patch(
@@ -386,16 +375,8 @@ impl Client for HttpClient {
         patch: Value,
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>> {
-        let url = format!(
-            "{}{}",
-            self.path(r, ns, Some(name), subresource),
-            self.write_query()
-        );
-        Box::pin(async move {
-            let body = json_body(&patch)?;
-            self.call(Method::PATCH, &url, Some((t.content_type(), body)))
-                .await
-        })
+        let url = self.write_url(r, ns, Some(name), subresource);
+        self.send_json(Method::PATCH, url, t.content_type(), patch)
     }
 
     fn create_subresource(
@@ -406,15 +387,11 @@ impl Client for HttpClient {
         subresource: &str,
         obj: Value,
     ) -> BoxFuture<'_, ClientResult<Value>> {
-        let path = self.path(r, ns, Some(name), Some(subresource));
-        let url = format!("{path}{}", self.write_query());
-        Box::pin(async move {
-            let body = json_body(&obj)?;
-            self.call(Method::POST, &url, Some(("application/json", body)))
-                .await
-        })
+        let url = self.write_url(r, ns, Some(name), Some(subresource));
+        self.send_json(Method::POST, url, "application/json", obj)
     }
 
+    /// DELETE with a `DeleteOptions` body (and no `fieldManager`).
     fn delete(
         &self,
         r: &ResourceRef,
@@ -422,7 +399,12 @@ impl Client for HttpClient {
         name: &str,
         params: &DeleteParams,
     ) -> BoxFuture<'_, ClientResult<()>> {
-        self.delete_with_options(r, ns, name, params.to_body())
+        let url = self.path(r, ns, Some(name), None);
+        let call = self.send_json(Method::DELETE, url, "application/json", params.to_body());
+        Box::pin(async move {
+            call.await?;
+            Ok(())
+        })
     }
 }
 
