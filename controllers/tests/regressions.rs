@@ -9,12 +9,11 @@ use std::time::{Duration, SystemTime};
 use apiserver::testkit::{Tasks, TestApi};
 use controllers::garbagecollector::controller::{FIELD_MANAGER, GarbageCollector, deletable_resources};
 use controllers::runtime::{
-    BoxFuture, Client, ClientResult, ControllerExpectations, DeleteParams, InProcessClient, ListParams,
-    PatchType, ResourceRef, WatchEvent,
+    BoxFuture, Call, Client, ClientResult, ControllerExpectations, DeleteParams, InProcessClient, ListParams,
+    ResourceRef, Verb, WrapClient,
 };
-use futures::stream::BoxStream;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use serde_json::{Value, json};
+use serde_json::json;
 use store::Clock;
 use tokio::time::timeout;
 
@@ -75,66 +74,22 @@ impl CountingClient {
     }
 }
 
-impl Client for CountingClient {
-    fn get(&self, r: &ResourceRef, ns: Option<&str>, name: &str) -> BoxFuture<'_, ClientResult<Value>> {
-        self.gets.fetch_add(1, Ordering::SeqCst);
-        self.inner.get(r, ns, name)
+impl WrapClient for CountingClient {
+    fn inner(&self) -> &dyn Client {
+        &*self.inner
     }
 
-    fn list(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-    ) -> BoxFuture<'_, ClientResult<(Vec<Value>, String)>> {
-        self.lists.fetch_add(1, Ordering::SeqCst);
-        self.inner.list(r, ns, p)
-    }
-
-    fn watch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        p: &ListParams,
-        resource_version: &str,
-    ) -> BoxFuture<'_, ClientResult<BoxStream<'static, WatchEvent>>> {
-        self.inner.watch(r, ns, p, resource_version)
-    }
-
-    fn create(&self, r: &ResourceRef, ns: Option<&str>, obj: Value) -> BoxFuture<'_, ClientResult<Value>> {
-        self.inner.create(r, ns, obj)
-    }
-
-    fn update(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        obj: Value,
-        subresource: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        self.inner.update(r, ns, obj, subresource)
-    }
-
-    fn patch(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        t: PatchType,
-        patch: Value,
-        subresource: Option<&str>,
-    ) -> BoxFuture<'_, ClientResult<Value>> {
-        self.inner.patch(r, ns, name, t, patch, subresource)
-    }
-
-    fn delete(
-        &self,
-        r: &ResourceRef,
-        ns: Option<&str>,
-        name: &str,
-        params: &DeleteParams,
-    ) -> BoxFuture<'_, ClientResult<()>> {
-        self.inner.delete(r, ns, name, params)
+    fn around_read<'a, T: Send + 'a>(
+        &'a self,
+        call: &Call<'_>,
+        next: impl FnOnce() -> BoxFuture<'a, ClientResult<T>>,
+    ) -> BoxFuture<'a, ClientResult<T>> {
+        match call.verb {
+            Verb::Get => self.gets.fetch_add(1, Ordering::SeqCst),
+            Verb::List => self.lists.fetch_add(1, Ordering::SeqCst),
+            _ => 0,
+        };
+        next()
     }
 }
 
