@@ -12,8 +12,9 @@
 //!
 //! This is client-go's `rest.Config.WrapTransport` (a function from one
 //! `http.RoundTripper` to another, used for debugging and metrics) one level
-//! higher, at the verbs rather than the HTTP requests; or a tower `Layer`
-//! whose service is the client. A hook sees the call described as a
+//! higher, at the verbs rather than the HTTP requests; or tower's middleware
+//! (a `Layer` wraps a `Service` in another `Service`), with the client as
+//! the service. A hook sees the call described as a
 //! [`Call`] and gets the inner call as `next`, a closure it may run once or
 //! not at all; it returns the future the caller awaits:
 //!
@@ -26,6 +27,9 @@
 //! `next` must be run before the hook returns, if at all (it borrows the
 //! call's arguments), so the inner client is called in the order the caller
 //! made the calls, as it would be without the wrapper.
+//!
+//! A wrapper that needs more than a hook (one that changes a watch's
+//! stream, say) implements [`Client`] itself instead; a type cannot do both.
 
 use futures::stream::BoxStream;
 use serde_json::Value;
