@@ -325,6 +325,8 @@ async fn a_taken_generated_name_is_generated_again() {
     assert_ne!(name(&a), name(&b));
 }
 
+// Regression: the list path put "unable to parse requirement: " before the parser's error, which
+// already starts with it for a bad requirement, so kubectl printed the prefix twice.
 #[tokio::test]
 async fn a_bad_label_selector_is_a_400_in_labels_parse_words() {
     let api = TestApi::builder().build().await;
