@@ -18,6 +18,14 @@ pub enum Subresource {
     Binding,
     /// `pods/log`: the container log, as text.
     Log,
+    /// `pods/eviction`: a policy/v1 Eviction, honouring PodDisruptionBudgets.
+    Eviction,
+    /// `pods/ephemeralcontainers`: writes only `spec.ephemeralContainers`.
+    EphemeralContainers,
+    /// `serviceaccounts/token`: an authentication.k8s.io/v1 TokenRequest.
+    Token,
+    /// `certificatesigningrequests/approval`: writes only the Approved/Denied conditions.
+    Approval,
 }
 
 impl Subresource {
@@ -28,6 +36,10 @@ impl Subresource {
             Subresource::Scale => "scale",
             Subresource::Binding => "binding",
             Subresource::Log => "log",
+            Subresource::Eviction => "eviction",
+            Subresource::EphemeralContainers => "ephemeralcontainers",
+            Subresource::Token => "token",
+            Subresource::Approval => "approval",
         }
     }
 }
@@ -59,6 +71,9 @@ pub struct ResourceInfo {
     /// Storage key segment; for events.k8s.io events, `events` (they share
     /// storage with core/v1 events upstream — not done here, see `builtin`).
     pub storage_name: String,
+    /// Only `create` is served: the review kinds (TokenReview,
+    /// SubjectAccessReview, ...) answer a request and store nothing.
+    pub create_only: bool,
 }
 
 impl ResourceInfo {
@@ -74,6 +89,24 @@ impl ResourceInfo {
     /// `DeploymentList`.
     pub fn list_kind(&self) -> String {
         format!("{}List", self.kind)
+    }
+
+    /// The verbs served on the collection and its objects, as discovery lists them.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        if self.create_only {
+            &["create"]
+        } else {
+            &[
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ]
+        }
     }
 
     /// Whether `sub` is served.
@@ -196,6 +229,7 @@ fn row(
         subresources: subresources.to_vec(),
         has_generation: false,
         storage_name: plural.into(),
+        create_only: false,
     }
 }
 
@@ -228,7 +262,7 @@ pub fn builtin() -> Vec<ResourceInfo> {
             true,
             &["po"],
             all,
-            &[Status, Binding, Log],
+            &[Status, Binding, Log, Eviction, EphemeralContainers],
         )),
         row("", "v1", "Node", "nodes", false, &["no"], &[], &[Status]),
         row("", "v1", "Service", "services", true, &["svc"], all, &[Status]),
@@ -243,7 +277,7 @@ pub fn builtin() -> Vec<ResourceInfo> {
             true,
             &["sa"],
             &[],
-            &[],
+            &[Token],
         ),
         row("", "v1", "Event", "events", true, &["ev"], &[], &[]),
         // apps/v1
@@ -333,5 +367,320 @@ pub fn builtin() -> Vec<ResourceInfo> {
         ),
         // events.k8s.io/v1 (stored apart from core/v1 events here)
         row("events.k8s.io", "v1", "Event", "events", true, &["ev"], &[], &[]),
+    ]
+    .into_iter()
+    .chain(breadth())
+    .collect()
+}
+
+/// The kinds real install manifests, charts and operators use beyond the
+/// workloads: storage, policy, networking, RBAC, admission, identity.
+fn breadth() -> Vec<ResourceInfo> {
+    use Subresource::*;
+    let all = &["all"][..];
+    let ext = &["api-extensions"][..];
+    let with_gen = |mut r: ResourceInfo| {
+        r.has_generation = true;
+        r
+    };
+    let review = |mut r: ResourceInfo| {
+        r.create_only = true;
+        r
+    };
+    let core = |kind, plural, namespaced, short: &[&str], subs: &[Subresource]| {
+        row("", "v1", kind, plural, namespaced, short, &[], subs)
+    };
+    vec![
+        // core/v1
+        core(
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+            &["pvc"],
+            &[Status],
+        ),
+        core("PersistentVolume", "persistentvolumes", false, &["pv"], &[Status]),
+        core("ResourceQuota", "resourcequotas", true, &["quota"], &[Status]),
+        core("LimitRange", "limitranges", true, &["limits"], &[]),
+        core("PodTemplate", "podtemplates", true, &[], &[]),
+        with_gen(row(
+            "",
+            "v1",
+            "ReplicationController",
+            "replicationcontrollers",
+            true,
+            &["rc"],
+            all,
+            &[Scale, Status],
+        )),
+        // rbac.authorization.k8s.io/v1
+        row(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "Role",
+            "roles",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
+        row(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            "rolebindings",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
+        row(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            "clusterroles",
+            false,
+            &[],
+            &[],
+            &[],
+        ),
+        row(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+            &[],
+            &[],
+            &[],
+        ),
+        // networking.k8s.io/v1
+        with_gen(row(
+            "networking.k8s.io",
+            "v1",
+            "Ingress",
+            "ingresses",
+            true,
+            &["ing"],
+            &[],
+            &[Status],
+        )),
+        with_gen(row(
+            "networking.k8s.io",
+            "v1",
+            "IngressClass",
+            "ingressclasses",
+            false,
+            &[],
+            &[],
+            &[],
+        )),
+        with_gen(row(
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+            &["netpol"],
+            &[],
+            &[],
+        )),
+        // policy/v1
+        with_gen(row(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            true,
+            &["pdb"],
+            &[],
+            &[Status],
+        )),
+        // autoscaling/v1 and v2: one object, two views
+        row(
+            "autoscaling",
+            "v1",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            &["hpa"],
+            all,
+            &[Status],
+        ),
+        row(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            &["hpa"],
+            all,
+            &[Status],
+        ),
+        // storage.k8s.io/v1
+        row(
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            "storageclasses",
+            false,
+            &["sc"],
+            &[],
+            &[],
+        ),
+        row(
+            "storage.k8s.io",
+            "v1",
+            "CSIDriver",
+            "csidrivers",
+            false,
+            &[],
+            &[],
+            &[],
+        ),
+        // scheduling.k8s.io/v1, node.k8s.io/v1
+        row(
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            "priorityclasses",
+            false,
+            &["pc"],
+            &[],
+            &[],
+        ),
+        row(
+            "node.k8s.io",
+            "v1",
+            "RuntimeClass",
+            "runtimeclasses",
+            false,
+            &[],
+            &[],
+            &[],
+        ),
+        // admissionregistration.k8s.io/v1
+        with_gen(row(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            false,
+            &[],
+            ext,
+            &[],
+        )),
+        with_gen(row(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+            false,
+            &[],
+            ext,
+            &[],
+        )),
+        with_gen(row(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            false,
+            &[],
+            ext,
+            &[Status],
+        )),
+        with_gen(row(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            false,
+            &[],
+            ext,
+            &[],
+        )),
+        // apiregistration.k8s.io/v1, certificates.k8s.io/v1
+        row(
+            "apiregistration.k8s.io",
+            "v1",
+            "APIService",
+            "apiservices",
+            false,
+            &[],
+            ext,
+            &[Status],
+        ),
+        row(
+            "certificates.k8s.io",
+            "v1",
+            "CertificateSigningRequest",
+            "certificatesigningrequests",
+            false,
+            &["csr"],
+            &[],
+            &[Approval, Status],
+        ),
+        // authentication.k8s.io/v1, authorization.k8s.io/v1: reviews, created and answered
+        review(row(
+            "authentication.k8s.io",
+            "v1",
+            "TokenReview",
+            "tokenreviews",
+            false,
+            &[],
+            &[],
+            &[],
+        )),
+        review(row(
+            "authentication.k8s.io",
+            "v1",
+            "SelfSubjectReview",
+            "selfsubjectreviews",
+            false,
+            &[],
+            &[],
+            &[],
+        )),
+        review(row(
+            "authorization.k8s.io",
+            "v1",
+            "SubjectAccessReview",
+            "subjectaccessreviews",
+            false,
+            &[],
+            &[],
+            &[],
+        )),
+        review(row(
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+            false,
+            &[],
+            &[],
+            &[],
+        )),
+        review(row(
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+            false,
+            &[],
+            &[],
+            &[],
+        )),
+        review(row(
+            "authorization.k8s.io",
+            "v1",
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+            true,
+            &[],
+            &[],
+            &[],
+        )),
     ]
 }

@@ -15,17 +15,6 @@ use serde_json::{Value, json};
 
 use crate::registry::{Registry, ResourceInfo, Subresource};
 
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-
 /// Which aggregated version the Accept header asks for, if any.
 pub fn aggregated_version(headers: &HeaderMap) -> Option<&'static str> {
     let accept = headers.get("accept")?.to_str().ok()?;
@@ -93,7 +82,7 @@ fn aggregated_resource(r: &ResourceInfo) -> Value {
         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
-        "verbs": VERBS,
+        "verbs": r.verbs(),
     });
     if !r.short_names.is_empty() {
         v["shortNames"] = json!(r.short_names);
@@ -113,14 +102,21 @@ fn sub_kind(r: &ResourceInfo, s: Subresource) -> (String, String, String) {
         Subresource::Scale => ("autoscaling".into(), "v1".into(), "Scale".into()),
         Subresource::Binding => ("".into(), "v1".into(), "Binding".into()),
         Subresource::Log => ("".into(), "v1".into(), "Pod".into()),
-        Subresource::Status => (r.group.clone(), r.version.clone(), r.kind.clone()),
+        Subresource::Status | Subresource::EphemeralContainers | Subresource::Approval => {
+            (r.group.clone(), r.version.clone(), r.kind.clone())
+        }
+        Subresource::Eviction => ("policy".into(), "v1".into(), "Eviction".into()),
+        Subresource::Token => ("authentication.k8s.io".into(), "v1".into(), "TokenRequest".into()),
     }
 }
 
 fn sub_verbs(s: Subresource) -> Vec<&'static str> {
     match s {
-        Subresource::Status | Subresource::Scale => vec!["get", "patch", "update"],
-        Subresource::Binding => vec!["create"],
+        Subresource::Status
+        | Subresource::Scale
+        | Subresource::EphemeralContainers
+        | Subresource::Approval => vec!["get", "patch", "update"],
+        Subresource::Binding | Subresource::Eviction | Subresource::Token => vec!["create"],
         Subresource::Log => vec!["get"],
     }
 }
@@ -166,7 +162,7 @@ pub fn api_resource_list(registry: &Registry, group: &str, version: &str) -> Opt
     for r in &served {
         let mut v = json!({
             "name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-            "kind": r.kind, "verbs": VERBS,
+            "kind": r.kind, "verbs": r.verbs(),
         });
         if !r.short_names.is_empty() {
             v["shortNames"] = json!(r.short_names);

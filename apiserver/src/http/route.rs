@@ -115,6 +115,10 @@ fn subresource(info: &ResourceInfo, s: &str) -> Result<Subresource, ApiError> {
         "scale" => Subresource::Scale,
         "binding" => Subresource::Binding,
         "log" => Subresource::Log,
+        "eviction" => Subresource::Eviction,
+        "ephemeralcontainers" => Subresource::EphemeralContainers,
+        "token" => Subresource::Token,
+        "approval" => Subresource::Approval,
         _ => return Err(not_found()),
     };
     if info.has(sub) { Ok(sub) } else { Err(not_found()) }

@@ -68,6 +68,36 @@ pub(crate) enum Kind {
     EndpointSlice,
     /// events.k8s.io/v1 Event.
     EventV1,
+    PersistentVolumeClaim,
+    PersistentVolume,
+    ResourceQuota,
+    LimitRange,
+    PodTemplate,
+    ReplicationController,
+    Role,
+    RoleBinding,
+    ClusterRole,
+    ClusterRoleBinding,
+    Ingress,
+    IngressClass,
+    NetworkPolicy,
+    PodDisruptionBudget,
+    /// autoscaling/v1 HorizontalPodAutoscaler (a view of the stored v2 object).
+    HorizontalPodAutoscalerV1,
+    /// autoscaling/v2 HorizontalPodAutoscaler.
+    HorizontalPodAutoscaler,
+    StorageClass,
+    CSIDriver,
+    PriorityClass,
+    RuntimeClass,
+    ValidatingWebhookConfiguration,
+    MutatingWebhookConfiguration,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
+    APIService,
+    CertificateSigningRequest,
+    /// The create-only review kinds of authentication.k8s.io and authorization.k8s.io.
+    Review,
     /// Custom resources and anything not listed.
     Other,
 }
@@ -93,6 +123,39 @@ pub(crate) fn kind_of(info: &ResourceInfo) -> Kind {
         ("coordination.k8s.io", "Lease") => Kind::Lease,
         ("discovery.k8s.io", "EndpointSlice") => Kind::EndpointSlice,
         ("events.k8s.io", "Event") => Kind::EventV1,
+        ("", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
+        ("", "PersistentVolume") => Kind::PersistentVolume,
+        ("", "ResourceQuota") => Kind::ResourceQuota,
+        ("", "LimitRange") => Kind::LimitRange,
+        ("", "PodTemplate") => Kind::PodTemplate,
+        ("", "ReplicationController") => Kind::ReplicationController,
+        ("rbac.authorization.k8s.io", "Role") => Kind::Role,
+        ("rbac.authorization.k8s.io", "RoleBinding") => Kind::RoleBinding,
+        ("rbac.authorization.k8s.io", "ClusterRole") => Kind::ClusterRole,
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => Kind::ClusterRoleBinding,
+        ("networking.k8s.io", "Ingress") => Kind::Ingress,
+        ("networking.k8s.io", "IngressClass") => Kind::IngressClass,
+        ("networking.k8s.io", "NetworkPolicy") => Kind::NetworkPolicy,
+        ("policy", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
+        ("autoscaling", "HorizontalPodAutoscaler") if info.version == "v1" => Kind::HorizontalPodAutoscalerV1,
+        ("autoscaling", "HorizontalPodAutoscaler") => Kind::HorizontalPodAutoscaler,
+        ("storage.k8s.io", "StorageClass") => Kind::StorageClass,
+        ("storage.k8s.io", "CSIDriver") => Kind::CSIDriver,
+        ("scheduling.k8s.io", "PriorityClass") => Kind::PriorityClass,
+        ("node.k8s.io", "RuntimeClass") => Kind::RuntimeClass,
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            Kind::ValidatingWebhookConfiguration
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            Kind::MutatingWebhookConfiguration
+        }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => Kind::ValidatingAdmissionPolicy,
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
+            Kind::ValidatingAdmissionPolicyBinding
+        }
+        ("apiregistration.k8s.io", "APIService") => Kind::APIService,
+        ("certificates.k8s.io", "CertificateSigningRequest") => Kind::CertificateSigningRequest,
+        ("authentication.k8s.io" | "authorization.k8s.io", _) => Kind::Review,
         _ => Kind::Other,
     }
 }
@@ -113,13 +176,7 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::Job => batch::default_job(obj),
         Kind::CronJob => batch::default_cronjob(obj),
         Kind::EndpointSlice => discovery::default_endpoint_slice(obj),
-        Kind::ConfigMap
-        | Kind::ServiceAccount
-        | Kind::Event
-        | Kind::ControllerRevision
-        | Kind::Lease
-        | Kind::EventV1
-        | Kind::Other => {}
+        _ => {}
     }
 }
 
@@ -292,7 +349,7 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::EndpointSlice => discovery::validate_endpoint_slice(obj),
         Kind::Event => core::validate_event(obj),
         Kind::EventV1 => core::validate_event_v1_namespace(obj),
-        Kind::Node | Kind::Endpoints | Kind::ServiceAccount | Kind::Lease | Kind::Other => Vec::new(),
+        _ => Vec::new(),
     }
 }
 

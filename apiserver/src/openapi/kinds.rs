@@ -9,12 +9,15 @@
 //! places where the generated output differs from upstream's documents.
 
 use k8s_openapi::api::{
-    apps::v1 as apps, autoscaling::v1 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
-    core::v1 as core, discovery::v1 as discovery, events::v1 as events, networking::v1 as networking,
+    admissionregistration::v1 as admission, apps::v1 as apps, authentication::v1 as authentication,
+    authorization::v1 as authorization, autoscaling::v1 as autoscaling, autoscaling::v2 as autoscaling_v2,
+    batch::v1 as batch, certificates::v1 as certificates, coordination::v1 as coordination, core::v1 as core,
+    discovery::v1 as discovery, events::v1 as events, networking::v1 as networking, node::v1 as node,
     policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
@@ -99,6 +102,7 @@ pub(crate) fn known_kinds() -> Vec<KnownKind> {
         KnownKind::of::<batch::CronJob>(),
         KnownKind::of::<autoscaling::Scale>(),
         KnownKind::of::<autoscaling::HorizontalPodAutoscaler>(),
+        KnownKind::of::<autoscaling_v2::HorizontalPodAutoscaler>(),
         KnownKind::of::<coordination::Lease>(),
         KnownKind::of::<events::Event>(),
         KnownKind::of::<discovery::EndpointSlice>(),
@@ -106,12 +110,28 @@ pub(crate) fn known_kinds() -> Vec<KnownKind> {
         KnownKind::of::<networking::IngressClass>(),
         KnownKind::of::<networking::NetworkPolicy>(),
         KnownKind::of::<policy::PodDisruptionBudget>(),
+        KnownKind::of::<policy::Eviction>(),
         KnownKind::of::<rbac::Role>(),
         KnownKind::of::<rbac::RoleBinding>(),
         KnownKind::of::<rbac::ClusterRole>(),
         KnownKind::of::<rbac::ClusterRoleBinding>(),
         KnownKind::of::<scheduling::PriorityClass>(),
         KnownKind::of::<storage::StorageClass>(),
+        KnownKind::of::<storage::CSIDriver>(),
+        KnownKind::of::<node::RuntimeClass>(),
+        KnownKind::of::<admission::ValidatingWebhookConfiguration>(),
+        KnownKind::of::<admission::MutatingWebhookConfiguration>(),
+        KnownKind::of::<admission::ValidatingAdmissionPolicy>(),
+        KnownKind::of::<admission::ValidatingAdmissionPolicyBinding>(),
+        KnownKind::of::<apiregistration::APIService>(),
+        KnownKind::of::<certificates::CertificateSigningRequest>(),
+        KnownKind::of::<authentication::TokenRequest>(),
+        KnownKind::of::<authentication::TokenReview>(),
+        KnownKind::of::<authentication::SelfSubjectReview>(),
+        KnownKind::of::<authorization::SubjectAccessReview>(),
+        KnownKind::of::<authorization::SelfSubjectAccessReview>(),
+        KnownKind::of::<authorization::SelfSubjectRulesReview>(),
+        KnownKind::of::<authorization::LocalSubjectAccessReview>(),
         KnownKind::of::<apiextensions::CustomResourceDefinition>(),
     ]
 }

@@ -231,6 +231,8 @@ fn subresource_kinds(resources: &[Arc<ResourceInfo>]) -> Vec<KnownKind> {
     let wanted = [
         (Subresource::Scale, "autoscaling", "Scale"),
         (Subresource::Binding, "", "Binding"),
+        (Subresource::Eviction, "policy", "Eviction"),
+        (Subresource::Token, "authentication.k8s.io", "TokenRequest"),
     ];
     for (sub, group, kind) in wanted {
         if resources.iter().any(|r| r.has(sub))

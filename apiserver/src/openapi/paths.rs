@@ -159,25 +159,21 @@ impl<'a> Ops<'a> {
 
     fn subresource(&self, sub: Subresource) -> Value {
         let ops = match sub {
-            Subresource::Status => {
-                let read = self.kind_ref(false);
-                json!({
-                    "get": self.operation("read", "get", "Status", &[], read.clone()),
-                    "put": self.put("Status", read.clone()),
-                    "patch": self.patch("Status", read),
-                })
-            }
+            Subresource::Status => self.read_write("Status"),
+            Subresource::EphemeralContainers => self.read_write("EphemeralContainers"),
+            Subresource::Approval => self.read_write("Approval"),
             Subresource::Scale => self.scale(),
-            Subresource::Binding => {
-                let mut post = self.operation("create", "post", "Binding", WRITE_PARAMS, None);
-                post["x-kubernetes-group-version-kind"] =
-                    json!({"group": "", "version": "v1", "kind": "Binding"});
-                set_body(
-                    &mut post,
-                    body(&["application/json"], Some("io.k8s.api.core.v1.Binding")),
-                );
-                json!({"post": post})
-            }
+            Subresource::Binding => self.post("Binding", ("", "v1", "Binding"), "io.k8s.api.core.v1.Binding"),
+            Subresource::Eviction => self.post(
+                "Eviction",
+                ("policy", "v1", "Eviction"),
+                "io.k8s.api.policy.v1.Eviction",
+            ),
+            Subresource::Token => self.post(
+                "Token",
+                ("authentication.k8s.io", "v1", "TokenRequest"),
+                "io.k8s.api.authentication.v1.TokenRequest",
+            ),
             Subresource::Log => {
                 let mut get = self.operation("read", "get", "Log", LOG_PARAMS, None);
                 get["responses"] = json!({"200": {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}}});
@@ -185,6 +181,24 @@ impl<'a> Ops<'a> {
             }
         };
         with_path_params(ops, self.spec.info.namespaced, true)
+    }
+
+    /// get, put and patch of the kind itself through a subresource (`/status`).
+    fn read_write(&self, suffix: &str) -> Value {
+        let read = self.kind_ref(false);
+        json!({
+            "get": self.operation("read", "get", suffix, &[], read.clone()),
+            "put": self.put(suffix, read.clone()),
+            "patch": self.patch(suffix, read),
+        })
+    }
+
+    /// A create-only subresource whose body is another kind (`pods/binding`).
+    fn post(&self, suffix: &str, (group, version, kind): (&str, &str, &str), definition: &str) -> Value {
+        let mut post = self.operation("create", "post", suffix, WRITE_PARAMS, None);
+        post["x-kubernetes-group-version-kind"] = json!({"group": group, "version": version, "kind": kind});
+        set_body(&mut post, body(&["application/json"], Some(definition)));
+        json!({"post": post})
     }
 
     fn scale(&self) -> Value {

@@ -39,7 +39,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
-use k8s_openapi::api::{apps, batch, coordination, core, discovery, events};
+use k8s_openapi::api::{
+    admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery, events,
+    networking, node, policy, rbac, scheduling, storage,
+};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
 use serde_json::{Map, Value};
 
 /// The JSON shape of a node.
@@ -396,6 +400,104 @@ const KINDS: &[KindEntry] = &[
         "discovery.k8s.io",
         "EndpointSlice",
         schema_of::<discovery::v1::EndpointSlice>,
+    ),
+    (
+        "",
+        "PersistentVolumeClaim",
+        schema_of::<core::v1::PersistentVolumeClaim>,
+    ),
+    ("", "PersistentVolume", schema_of::<core::v1::PersistentVolume>),
+    ("", "ResourceQuota", schema_of::<core::v1::ResourceQuota>),
+    ("", "LimitRange", schema_of::<core::v1::LimitRange>),
+    ("", "PodTemplate", schema_of::<core::v1::PodTemplate>),
+    (
+        "",
+        "ReplicationController",
+        schema_of::<core::v1::ReplicationController>,
+    ),
+    ("rbac.authorization.k8s.io", "Role", schema_of::<rbac::v1::Role>),
+    (
+        "rbac.authorization.k8s.io",
+        "RoleBinding",
+        schema_of::<rbac::v1::RoleBinding>,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        schema_of::<rbac::v1::ClusterRole>,
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        schema_of::<rbac::v1::ClusterRoleBinding>,
+    ),
+    (
+        "networking.k8s.io",
+        "Ingress",
+        schema_of::<networking::v1::Ingress>,
+    ),
+    (
+        "networking.k8s.io",
+        "IngressClass",
+        schema_of::<networking::v1::IngressClass>,
+    ),
+    (
+        "networking.k8s.io",
+        "NetworkPolicy",
+        schema_of::<networking::v1::NetworkPolicy>,
+    ),
+    (
+        "policy",
+        "PodDisruptionBudget",
+        schema_of::<policy::v1::PodDisruptionBudget>,
+    ),
+    // Keyed by group and kind: the v2 shape serves both versions' patches.
+    (
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        schema_of::<autoscaling::v2::HorizontalPodAutoscaler>,
+    ),
+    (
+        "storage.k8s.io",
+        "StorageClass",
+        schema_of::<storage::v1::StorageClass>,
+    ),
+    ("storage.k8s.io", "CSIDriver", schema_of::<storage::v1::CSIDriver>),
+    (
+        "scheduling.k8s.io",
+        "PriorityClass",
+        schema_of::<scheduling::v1::PriorityClass>,
+    ),
+    ("node.k8s.io", "RuntimeClass", schema_of::<node::v1::RuntimeClass>),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        schema_of::<admissionregistration::v1::ValidatingWebhookConfiguration>,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        schema_of::<admissionregistration::v1::MutatingWebhookConfiguration>,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicy",
+        schema_of::<admissionregistration::v1::ValidatingAdmissionPolicy>,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+        schema_of::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
+    ),
+    (
+        "apiregistration.k8s.io",
+        "APIService",
+        schema_of::<apiregistration::v1::APIService>,
+    ),
+    (
+        "certificates.k8s.io",
+        "CertificateSigningRequest",
+        schema_of::<certificates::v1::CertificateSigningRequest>,
     ),
 ];
 

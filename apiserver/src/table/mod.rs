@@ -66,7 +66,7 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::CronJob => &batch::CRON_JOB,
         Kind::Lease => &coordination::LEASE,
         Kind::EndpointSlice => &discovery::ENDPOINT_SLICE,
-        Kind::Other => &DEFAULT,
+        _ => &DEFAULT,
     }
 }
 

@@ -57,6 +57,9 @@ pub(crate) fn empty_object(kind: Kind) -> Value {
         // Kinds outside the core, apps and batch groups were left without
         // metadata before this table took a Kind; kept as they were.
         Kind::Lease | Kind::EndpointSlice | Kind::EventV1 | Kind::Other => return json!({}),
+        // Kinds served since the API-breadth work: metadata, and whatever
+        // their own module adds.
+        _ => json!({}),
     };
     let mut obj = body;
     obj["metadata"] = json!({"creationTimestamp": null});
