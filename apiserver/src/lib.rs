@@ -20,6 +20,7 @@
 //! Start reading at [`api::Api::create`].
 
 pub mod api;
+pub mod auth;
 pub mod error;
 pub mod event_ttl;
 pub mod fields;

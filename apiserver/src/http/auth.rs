@@ -31,6 +31,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::AppState;
+use crate::auth::UserInfo;
 use crate::error::{ApiError, Reason};
 
 /// Who may call the API.
@@ -125,20 +126,31 @@ fn bearer_token(req: &Request) -> Option<&str> {
 /// Middleware: lets the request through when it is authenticated (or
 /// public), 401 otherwise; without an authenticator, when it is addressed
 /// to a loopback name, 403 otherwise.
-pub(super) async fn authenticate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub(super) async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let Some(auth) = &state.authenticator else {
         return match foreign_host(&req) {
-            None => next.run(req).await,
+            None => {
+                // Plain HTTP on loopback, upstream's old insecure port: admin.
+                req.extensions_mut().insert(UserInfo::admin());
+                next.run(req).await
+            }
             Some(host) => foreign_host_forbidden(&host, &state.address),
         };
     };
-    let allowed = is_public(req.uri().path())
-        || req.extensions().get::<VerifiedClientCertificate>().is_some()
-        || bearer_token(&req).is_some_and(|t| auth.accepts_token(t));
-    if allowed {
-        next.run(req).await
+    let user = if req.extensions().get::<VerifiedClientCertificate>().is_some()
+        || bearer_token(&req).is_some_and(|t| auth.accepts_token(t))
+    {
+        Some(UserInfo::admin())
     } else {
-        ApiError::new(Reason::Unauthorized, "Unauthorized").into_response()
+        None
+    };
+    match user {
+        Some(user) => {
+            req.extensions_mut().insert(user);
+            next.run(req).await
+        }
+        None if is_public(req.uri().path()) => next.run(req).await,
+        None => ApiError::new(Reason::Unauthorized, "Unauthorized").into_response(),
     }
 }
 
