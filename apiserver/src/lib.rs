@@ -19,6 +19,7 @@
 //!
 //! Start reading at [`api::Api::create`].
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod error;

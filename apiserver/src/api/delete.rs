@@ -119,14 +119,16 @@ impl Api {
         opts: &DeleteOptions,
     ) -> ApiResult<DeleteOutcome> {
         let key = self.key(info, namespace, name)?;
-        if is_namespace(info) && IMMORTAL_NAMESPACES.contains(&name) {
-            return Err(ApiError::forbidden(
-                "",
-                &info.plural,
+        crate::admission::admit(
+            self,
+            &crate::admission::Attributes {
+                operation: crate::admission::Operation::Delete,
+                info,
+                namespace,
                 name,
-                "this namespace may not be deleted",
-            ));
-        }
+                object: None,
+            },
+        )?;
         loop {
             let record = self
                 .inner
@@ -280,11 +282,6 @@ enum Plan {
 
 /// The furthest a deletionTimestamp is set in the future: about 1,000 years.
 const MAX_DELETION_DELAY_SECS: u64 = 1000 * 365 * 24 * 3600;
-
-/// The namespaces a cluster cannot work without (upstream's NamespaceLifecycle
-/// admission plugin, `plugin/pkg/admission/namespace/lifecycle`): deleting
-/// one is refused with 403.
-const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 fn is_namespace(info: &ResourceInfo) -> bool {
     info.kind == "Namespace" && info.group.is_empty()

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use super::{Api, decode_record, encode_for_store, obj, store_error};
+use crate::admission;
 use crate::error::{ApiError, ApiResult, Reason};
 use crate::kinds;
 use crate::managed;
@@ -119,8 +120,8 @@ impl Api {
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
         let (mut new, warnings) = self.admit_body(info, namespace, None, body, opts, Origin::Body)?;
+        admit_create(self, info, namespace, "", &new)?;
         let generated = self.prepare_new_object(info, &mut new)?;
-        self.check_namespace_open(info, namespace)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
         managed::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
@@ -243,8 +244,8 @@ impl Api {
         )?;
         let (mut new, warnings) =
             self.admit_body(info, namespace, Some(name), applied, opts, Origin::Patch)?;
+        admit_create(self, info, namespace, name, &new)?;
         self.prepare_new_object(info, &mut new)?;
-        self.check_namespace_open(info, namespace)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
         self.store_create(info, namespace, new, opts, warnings).await
@@ -413,42 +414,6 @@ impl Api {
             super::subresource::allocate_cluster_ip(new, &self.inner.ids);
         }
         Ok(generated)
-    }
-
-    /// Namespaced objects go only into namespaces that exist and are not terminating
-    /// (upstream's NamespaceLifecycle admission).
-    fn check_namespace_open(&self, info: &ResourceInfo, namespace: Option<&str>) -> ApiResult<()> {
-        let (true, Some(ns)) = (info.namespaced, namespace) else {
-            return Ok(());
-        };
-        /// The one field this check needs; the rest of the namespace is not decoded.
-        #[derive(serde::Deserialize)]
-        struct Namespace {
-            metadata: NamespaceMeta,
-        }
-        #[derive(serde::Deserialize)]
-        struct NamespaceMeta {
-            #[serde(rename = "deletionTimestamp")]
-            deletion_timestamp: Option<String>,
-        }
-        let ns_info = self.resource("", "v1", "namespaces")?;
-        let record = self
-            .inner
-            .store
-            .get(&ns_info.key(None, ns))
-            .map_err(|e| store_error(&ns_info, ns, e))?
-            .ok_or_else(|| ApiError::not_found("", "namespaces", ns))?;
-        let live: Namespace = serde_json::from_slice(&record.value).map_err(ApiError::internal)?;
-        if live.metadata.deletion_timestamp.is_some() {
-            return Err(ApiError::new(
-                Reason::Forbidden,
-                format!(
-                    "{} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                    info.plural
-                ),
-            ));
-        }
-        Ok(())
     }
 
     /// Runs the kind's validation; 422 with every field error.
@@ -663,6 +628,24 @@ fn check_url_name(url_name: Option<&str>, body: &Value) -> ApiResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Admission of a create ([`crate::admission`]: namespace lifecycle, ...).
+fn admit_create(
+    api: &Api,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    name: &str,
+    object: &Value,
+) -> ApiResult<()> {
+    let attributes = admission::Attributes {
+        operation: admission::Operation::Create,
+        info,
+        namespace,
+        name,
+        object: Some(object),
+    };
+    admission::admit(api, &attributes)
 }
 
 /// Fills `metadata.namespace` from the URL, or rejects a mismatch.
