@@ -247,6 +247,9 @@ impl Server {
         components.push(tokio::spawn(
             api.clone().keep_kubernetes_service(addr, shutdown.clone()),
         ));
+        // One APIService per served group-version, kept in step with the registry.
+        api.sync_api_services().await?;
+        components.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
         for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
             let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);
             let shutdown = shutdown.clone();

@@ -22,6 +22,7 @@
 pub mod admission;
 pub mod api;
 pub mod auth;
+pub mod conversion;
 pub mod error;
 pub mod event_ttl;
 pub mod fields;

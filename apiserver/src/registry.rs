@@ -74,6 +74,11 @@ pub struct ResourceInfo {
     /// Only `create` is served: the review kinds (TokenReview,
     /// SubjectAccessReview, ...) answer a request and store nothing.
     pub create_only: bool,
+    /// The version objects are stored in (upstream's storage version): this
+    /// row's own version, or another served version of the same resource
+    /// (autoscaling/v1 HorizontalPodAutoscalers are stored as v2). Requests
+    /// convert through [`crate::conversion`].
+    pub storage_version: String,
 }
 
 impl ResourceInfo {
@@ -143,6 +148,10 @@ pub struct Registry {
     /// Keyed by (group, version, plural). `RwLock` because CRDs will add rows
     /// at run time; readers hold it only to clone an `Arc`.
     inner: Arc<RwLock<ResourceMap>>,
+    /// Counts the changes of the table; [`Registry::subscribe`]rs (the
+    /// APIService sync, `api/apiservices.rs`) wake on each. The sender lives
+    /// as long as any clone of the registry.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Default for Registry {
@@ -156,6 +165,7 @@ impl Registry {
     pub fn new() -> Self {
         let r = Registry {
             inner: Arc::default(),
+            changes: Arc::new(tokio::sync::watch::Sender::new(0)),
         };
         for info in builtin() {
             r.insert(info);
@@ -170,6 +180,12 @@ impl Registry {
             .write()
             .expect("registry lock poisoned")
             .insert(key, Arc::new(info));
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver that sees a change each time a row is added or replaced.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// Looks up a resource by URL parts.
@@ -192,7 +208,10 @@ impl Registry {
         map.values().cloned().collect()
     }
 
-    /// The group-versions served, core (`""`, `v1`) first, then by group.
+    /// The group-versions served, in discovery order: core (`""`, `v1`)
+    /// first, then by upstream's group and version priorities
+    /// ([`crate::kinds::apiregistration::discovery_order`]; a group's
+    /// preferred version comes first).
     pub fn group_versions(&self) -> Vec<(String, String)> {
         let mut gvs: Vec<(String, String)> = Vec::new();
         for r in self.all() {
@@ -201,7 +220,7 @@ impl Registry {
                 gvs.push(gv);
             }
         }
-        gvs
+        crate::kinds::apiregistration::discovery_order(gvs)
     }
 }
 
@@ -230,7 +249,14 @@ fn row(
         has_generation: false,
         storage_name: plural.into(),
         create_only: false,
+        storage_version: version.into(),
     }
+}
+
+/// A row whose objects are stored in another version of the same resource.
+fn stored_as(version: &str, mut r: ResourceInfo) -> ResourceInfo {
+    r.storage_version = version.into();
+    r
 }
 
 /// The built-in resources, as upstream serves them (scope, short names,
@@ -496,16 +522,19 @@ fn breadth() -> Vec<ResourceInfo> {
             &[],
             &[Status],
         )),
-        // autoscaling/v1 and v2: one object, two views
-        row(
-            "autoscaling",
-            "v1",
-            "HorizontalPodAutoscaler",
-            "horizontalpodautoscalers",
-            true,
-            &["hpa"],
-            all,
-            &[Status],
+        // autoscaling/v1 and v2: one object, stored as v2, two views
+        stored_as(
+            "v2",
+            row(
+                "autoscaling",
+                "v1",
+                "HorizontalPodAutoscaler",
+                "horizontalpodautoscalers",
+                true,
+                &["hpa"],
+                all,
+                &[Status],
+            ),
         ),
         row(
             "autoscaling",

@@ -151,7 +151,7 @@ impl Api {
             };
             match outcome {
                 Err(e) if e.reason == crate::error::Reason::Conflict => continue,
-                other => return other,
+                other => return other.and_then(|o| o.viewed_as(info)),
             }
         }
     }

@@ -16,6 +16,8 @@
 //! store holds them without `metadata.resourceVersion`; it is set from the
 //! store's revision on every read, as upstream does with etcd's `mod_revision`.
 
+mod apiservices;
+mod convert;
 mod delete;
 mod ids;
 pub mod kubernetes_service;

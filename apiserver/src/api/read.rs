@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::{Api, decode_bytes, decode_record, store_error};
+use super::{Api, convert, decode_bytes, decode_record, store_error};
 use crate::error::{ApiError, ApiResult, Reason};
 use crate::fields::{FieldSelector, field_value};
 use crate::kinds::{Kind, kind_of};
@@ -178,7 +178,7 @@ impl Api {
             .get(&key)
             .map_err(|e| store_error(info, name, e))?
         {
-            Some(record) => decode_record(&record),
+            Some(record) => convert::to_view(info, decode_record(&record)?),
             None => Err(ApiError::not_found(&info.group, &info.plural, name)),
         }
     }
@@ -214,7 +214,7 @@ impl Api {
             for record in &page.records {
                 let o = decode_record(record)?;
                 if filter.matches(&o) {
-                    items.push(o);
+                    items.push(convert::to_view(info, o)?);
                 }
             }
             let full = limit.is_some_and(|l| items.len() >= l);
@@ -277,6 +277,7 @@ impl Api {
             Err(e) => return Err(store_error(info, "", e)),
         };
         let task = WatchTask {
+            info: info.clone(),
             tx,
             filter,
             allow_bookmarks: opts.allow_bookmarks,
@@ -292,6 +293,8 @@ impl Api {
 
 /// The task that feeds one watch.
 struct WatchTask {
+    /// The watched row: events are converted to its version.
+    info: ResourceInfo,
     /// To the client; when the client goes away, `closed()` resolves and the task ends.
     tx: mpsc::Sender<WatchEvent>,
     filter: Filter,
@@ -356,8 +359,12 @@ impl WatchTask {
     fn translate(&mut self, ev: &store::Event) -> Option<WatchEvent> {
         self.last_rv = ev.revision;
         let decode = |bytes: &[u8]| decode_bytes(bytes, ev.revision).ok();
-        let new = decode(&ev.value)?;
-        let new_matches = self.filter.matches(&new);
+        let stored = decode(&ev.value)?;
+        let new_matches = self.filter.matches(&stored);
+        let new = match convert::to_view(&self.info, stored) {
+            Ok(new) => new,
+            Err(e) => return Some(WatchEvent::Error(e)),
+        };
         let old_matches = || {
             ev.prev_value
                 .as_deref()

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Api, decode_record, encode_for_store, obj, store_error};
+use super::{Api, convert, decode_record, encode_for_store, obj, store_error};
 use crate::admission;
 use crate::error::{ApiError, ApiResult, Reason};
 use crate::kinds;
@@ -119,7 +119,9 @@ impl Api {
         body: Value,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let (mut new, warnings) = self.admit_body(info, namespace, None, body, opts, Origin::Body)?;
+        let (view, stored) = (info, self.storage_of(info));
+        let info = stored.as_deref().unwrap_or(view);
+        let (mut new, warnings) = self.admit_body(view, namespace, None, body, opts, Origin::Body)?;
         admit_create(self, info, namespace, "", &new)?;
         let generated = self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
@@ -140,7 +142,7 @@ impl Api {
                     let name = self.inner.ids.generate_name(prefix);
                     obj::meta_mut(&mut new).insert("name".into(), Value::String(name));
                 }
-                (result, _) => return result,
+                (result, _) => return result.and_then(|w| convert::written_view(view, w)),
             }
         }
     }
@@ -155,7 +157,9 @@ impl Api {
         sub: Option<Subresource>,
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
-        let (body, warnings) = self.admit_body(info, namespace, Some(name), body, opts, Origin::Body)?;
+        let (view, stored) = (info, self.storage_of(info));
+        let info = stored.as_deref().unwrap_or(view);
+        let (body, warnings) = self.admit_body(view, namespace, Some(name), body, opts, Origin::Body)?;
         let precondition = obj::meta_str(&body, "resourceVersion")
             .map(parse_rv)
             .transpose()?;
@@ -171,7 +175,7 @@ impl Api {
                 .await
             {
                 Err(e) if e.reason == Reason::Conflict && precondition.is_none() => continue,
-                other => return other,
+                other => return other.and_then(|w| convert::written_view(view, w)),
             }
         }
     }
@@ -193,17 +197,21 @@ impl Api {
                 "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
             ));
         }
+        let (view, stored) = (info, self.storage_of(info));
+        let info = stored.as_deref().unwrap_or(view);
         let key = self.key(info, namespace, name)?;
         loop {
             let (old, rev) = match self.read_for_write(info, &key, name) {
                 Err(e) if e.reason == Reason::NotFound && patch_type == PatchType::Apply && sub.is_none() => {
-                    return self.apply_create(info, namespace, name, patch, opts).await;
+                    let written = self.apply_create(view, info, namespace, name, patch, opts).await;
+                    return written.and_then(|w| convert::written_view(view, w));
                 }
                 other => other?,
             };
-            let patched = self.patched(info, &old, patch_type, patch, sub, opts)?;
+            let old_view = convert::viewed(view, &old)?;
+            let patched = self.patched(view, &old_view, patch_type, patch, sub, opts)?;
             let (patched, warnings) =
-                self.admit_body(info, namespace, Some(name), patched, opts, Origin::Patch)?;
+                self.admit_body(view, namespace, Some(name), patched, opts, Origin::Patch)?;
             if let Some(rv) = obj::meta_str(&patched, "resourceVersion")
                 && parse_rv(rv)? != rev
             {
@@ -219,7 +227,7 @@ impl Api {
                 .await
             {
                 Err(e) if e.reason == Reason::Conflict => continue,
-                other => return other,
+                other => return other.and_then(|w| convert::written_view(view, w)),
             }
         }
     }
@@ -227,6 +235,7 @@ impl Api {
     /// Server-side apply of an object that does not exist yet.
     async fn apply_create(
         &self,
+        view: &ResourceInfo,
         info: &ResourceInfo,
         namespace: Option<&str>,
         name: &str,
@@ -234,7 +243,7 @@ impl Api {
         opts: &WriteOptions,
     ) -> ApiResult<Written> {
         let applied = managed::apply(
-            info,
+            view,
             None,
             config,
             None,
@@ -243,7 +252,7 @@ impl Api {
             &self.now_rfc3339(),
         )?;
         let (mut new, warnings) =
-            self.admit_body(info, namespace, Some(name), applied, opts, Origin::Patch)?;
+            self.admit_body(view, namespace, Some(name), applied, opts, Origin::Patch)?;
         admit_create(self, info, namespace, name, &new)?;
         self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
@@ -381,6 +390,7 @@ impl Api {
             }
         }
         kinds::default_object(info, &mut body);
+        let mut body = convert::to_storage(info, body)?;
         drop_empty_metadata(&mut body);
         Ok((body, warnings))
     }

@@ -130,21 +130,29 @@ pub fn api_versions(server_address: &str) -> Value {
     })
 }
 
-/// Legacy `/apis`: `APIGroupList`.
+/// Legacy `/apis`: `APIGroupList`, one entry per group, in discovery order.
 pub fn api_group_list(registry: &Registry) -> Value {
-    let groups: Vec<Value> = registry
-        .group_versions()
-        .into_iter()
-        .filter(|(g, _)| !g.is_empty())
-        .map(|(g, v)| api_group(&g, &v))
-        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for (g, _) in registry.group_versions() {
+        if !g.is_empty() && !names.contains(&g) {
+            names.push(g);
+        }
+    }
+    let groups: Vec<Value> = names.iter().filter_map(|g| api_group(registry, g)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
-/// Legacy `/apis/<group>`: `APIGroup`.
-pub fn api_group(group: &str, version: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
-    json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [gv], "preferredVersion": gv})
+/// Legacy `/apis/<group>`: `APIGroup`, its versions by priority, the first
+/// preferred; `None` when the group is not served.
+pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
+    let versions: Vec<Value> = registry
+        .group_versions()
+        .into_iter()
+        .filter(|(g, _)| g == group)
+        .map(|(_, v)| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    let preferred = versions.first()?.clone();
+    Some(json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": versions, "preferredVersion": preferred}))
 }
 
 /// Legacy `/api/v1` or `/apis/<group>/<version>`: `APIResourceList`, or

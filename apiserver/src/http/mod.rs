@@ -278,14 +278,8 @@ async fn resources(
     let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
         ["api", "v1", rest @ ..] => ("", "v1", rest),
         ["apis", group] => {
-            return match state
-                .api
-                .registry()
-                .group_versions()
-                .iter()
-                .find(|(g, _)| g == group)
-            {
-                Some((g, v)) => json_response(StatusCode::OK, &discovery::api_group(g, v), &[]),
+            return match discovery::api_group(state.api.registry(), group) {
+                Some(g) => json_response(StatusCode::OK, &g, &[]),
                 None => page_not_found(),
             };
         }

@@ -28,6 +28,9 @@
 //! in canonical form; a few `%#v` renderings of large structs are shortened
 //! (see each module).
 
+pub mod admissionregistration;
+pub mod apiregistration;
+pub mod autoscaling;
 pub mod batch;
 pub mod core;
 pub mod discovery;
@@ -176,6 +179,16 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::Job => batch::default_job(obj),
         Kind::CronJob => batch::default_cronjob(obj),
         Kind::EndpointSlice => discovery::default_endpoint_slice(obj),
+        // autoscaling, admissionregistration, apiregistration
+        Kind::HorizontalPodAutoscalerV1 => autoscaling::default_hpa_v1(obj),
+        Kind::HorizontalPodAutoscaler => autoscaling::default_hpa(obj),
+        Kind::ValidatingWebhookConfiguration => {
+            admissionregistration::default_webhook_configuration(obj, false)
+        }
+        Kind::MutatingWebhookConfiguration => admissionregistration::default_webhook_configuration(obj, true),
+        Kind::ValidatingAdmissionPolicy => admissionregistration::default_policy(obj),
+        Kind::ValidatingAdmissionPolicyBinding => admissionregistration::default_binding(obj),
+        Kind::APIService => apiregistration::default_api_service(obj),
         _ => {}
     }
 }
@@ -212,6 +225,9 @@ fn fresh_status(kind: Kind, obj: &Value) -> Option<Value> {
         Kind::Service => json!({"loadBalancer": {}}),
         Kind::Deployment | Kind::Job | Kind::CronJob => json!({}),
         Kind::ReplicaSet => json!({"replicas": 0}),
+        Kind::HorizontalPodAutoscaler => autoscaling::initial_status(),
+        Kind::ValidatingAdmissionPolicy => json!({}),
+        Kind::APIService => apiregistration::initial_status(obj),
         Kind::StatefulSet => json!({"availableReplicas": 0, "replicas": 0}),
         Kind::DaemonSet => json!({
             "currentNumberScheduled": 0,
@@ -245,6 +261,9 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
         }
         Kind::DaemonSet => workloads::prepare_daemonset_update(new, old),
         Kind::Other => !sem_eq(Some(&without_meta_status(new)), Some(&without_meta_status(old))),
+        Kind::ValidatingWebhookConfiguration | Kind::MutatingWebhookConfiguration => {
+            !sem_eq(new.get("webhooks"), old.get("webhooks"))
+        }
         _ => !sem_eq(new.get("spec"), old.get("spec")),
     };
     if info.has_generation && bump {
@@ -296,6 +315,7 @@ pub fn validate_create(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
     match kind {
         Kind::CronJob => errs.extend(batch::validate_cronjob_name(obj)),
         Kind::Service => errs.extend(core::validate_reserved_cluster_ip(obj)),
+        Kind::HorizontalPodAutoscaler => errs.extend(autoscaling::validate_hpa(obj)),
         _ => {}
     }
     errs
@@ -319,6 +339,7 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::ConfigMap => core::validate_configmap_update(new, old),
         Kind::Secret => core::validate_secret_update(new, old),
         Kind::EndpointSlice => discovery::validate_endpoint_slice_update(new, old),
+        Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
         _ => Vec::new(),
     });
     errs
@@ -328,6 +349,8 @@ fn name_rule(kind: Kind) -> meta::NameRule {
     match kind {
         Kind::Namespace | Kind::StatefulSet => meta::NameRule::Label,
         Kind::Service => meta::NameRule::Dns1035,
+        // `v1.` (the core group) is a valid APIService name; the rest of the rule is in `validate_api_service`
+        Kind::APIService => meta::NameRule::PathSegment,
         _ => meta::NameRule::Subdomain,
     }
 }
@@ -349,6 +372,11 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::EndpointSlice => discovery::validate_endpoint_slice(obj),
         Kind::Event => core::validate_event(obj),
         Kind::EventV1 => core::validate_event_v1_namespace(obj),
+        Kind::ValidatingWebhookConfiguration => admissionregistration::validate_webhook_configuration(obj, false),
+        Kind::MutatingWebhookConfiguration => admissionregistration::validate_webhook_configuration(obj, true),
+        Kind::ValidatingAdmissionPolicy => admissionregistration::validate_policy(obj),
+        Kind::ValidatingAdmissionPolicyBinding => admissionregistration::validate_binding(obj),
+        Kind::APIService => apiregistration::validate_api_service(obj),
         _ => Vec::new(),
     }
 }

@@ -24,7 +24,10 @@
 //! function returns the cells of one object's row and [`crate::http::tables`]
 //! assembles the Table.
 
+mod admissionregistration;
+mod apiregistration;
 mod apps;
+mod autoscaling;
 mod batch;
 mod coordination;
 mod core;
@@ -66,6 +69,13 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::CronJob => &batch::CRON_JOB,
         Kind::Lease => &coordination::LEASE,
         Kind::EndpointSlice => &discovery::ENDPOINT_SLICE,
+        Kind::HorizontalPodAutoscaler => &autoscaling::HORIZONTAL_POD_AUTOSCALER,
+        Kind::HorizontalPodAutoscalerV1 => &autoscaling::HORIZONTAL_POD_AUTOSCALER_V1,
+        Kind::ValidatingWebhookConfiguration => &admissionregistration::VALIDATING_WEBHOOK_CONFIGURATION,
+        Kind::MutatingWebhookConfiguration => &admissionregistration::MUTATING_WEBHOOK_CONFIGURATION,
+        Kind::ValidatingAdmissionPolicy => &admissionregistration::VALIDATING_ADMISSION_POLICY,
+        Kind::ValidatingAdmissionPolicyBinding => &admissionregistration::VALIDATING_ADMISSION_POLICY_BINDING,
+        Kind::APIService => &apiregistration::API_SERVICE,
         _ => &DEFAULT,
     }
 }
