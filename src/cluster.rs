@@ -12,6 +12,9 @@ use std::sync::Arc;
 
 use apiserver::Api;
 use apiserver::testkit::{Tasks, TestApi, TestApiBuilder};
+use controllers::clusterroleaggregation::controller::{
+    ClusterRoleAggregationController, FIELD_MANAGER as AGGREGATION_CLIENT,
+};
 use controllers::deployment::controller::DeploymentController;
 use controllers::garbagecollector::controller::{
     FIELD_MANAGER as GC_CLIENT, GarbageCollector, deletable_resources,
@@ -20,6 +23,7 @@ use controllers::replicaset::controller::ReplicaSetController;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kubelet_sim::node::Capacity;
 use scheduler_stub::run::Scheduler;
 use store::Clock;
@@ -138,6 +142,12 @@ fn start_components(
             &pods,
         )
     });
+    // The ClusterRole aggregation controller (admin, edit, view), on its own informer.
+    let aggregation = which.controllers.then(|| {
+        let roles = Informer::<ClusterRole>::new(client("miniplane-informers"), clock.clone(), None);
+        let c = ClusterRoleAggregationController::new(client(AGGREGATION_CLIENT), clock.clone(), &roles);
+        (roles, c)
+    });
 
     // Every reader has subscribed: the informers start, those read only.
     let mut handles = Vec::new();
@@ -155,6 +165,10 @@ fn start_components(
         handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
         handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
         handles.push(tokio::spawn(gc.run(sim.workers, shutdown.clone())));
+    }
+    if let Some((roles, aggregation)) = aggregation {
+        handles.push(roles.run(shutdown.clone()));
+        handles.push(tokio::spawn(aggregation.run(sim.workers, shutdown.clone())));
     }
     if let Some(scheduler) = scheduler {
         handles.push(tokio::spawn(scheduler.run(shutdown.clone())));

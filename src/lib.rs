@@ -72,6 +72,9 @@ pub struct Config {
     /// The HTTP server's timeouts (wall clock, whatever `clock` runs at)
     /// and in-flight caps; kube-apiserver's values by default.
     pub limits: apiserver::http::Limits,
+    /// How requests are authorized (`--authorization`): always-allow by
+    /// default, or RBAC for everyone outside system:masters.
+    pub authorization: apiserver::auth::authorizer::AuthorizationMode,
 }
 
 impl Config {
@@ -91,6 +94,7 @@ impl Config {
             limits: apiserver::http::Limits::default(),
             sim: Some(cluster::SimConfig::default()),
             seed: 0,
+            authorization: Default::default(),
         }
     }
 }
@@ -210,6 +214,9 @@ impl Server {
         tracing::info!(seed = config.seed, "seeding the simulation (replay with --seed)");
         let api = Api::with_seed(store, Registry::new(), config.clock.clone(), config.seed);
         api.bootstrap().await?;
+        // The default cluster roles and bindings (auth/bootstrap_policy.rs).
+        apiserver::auth::bootstrap_policy::ensure(&api).await?;
+        let authorizer = apiserver::auth::authorizer::Authorizer::new(config.authorization, &api);
         let shutdown = CancellationToken::new();
         let mut http = Vec::new();
         let mut addr = None;
@@ -225,6 +232,7 @@ impl Server {
                 .get_or_insert_with(|| {
                     AppState::new(api.clone(), first.to_string(), shutdown.clone())
                         .with_limits(config.limits.clone())
+                        .with_authorizer(authorizer.clone())
                 })
                 .clone();
             http.push(match &pki {

@@ -74,6 +74,11 @@ struct UpArgs {
     /// kube-apiserver's flag).
     #[arg(long, default_value_t = apiserver::http::limits::DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT)]
     max_mutating_requests_inflight: usize,
+    /// Who may do what: `always-allow` (every authenticated user may do
+    /// anything) or `rbac` (users outside system:masters as the RBAC
+    /// objects allow, with upstream's 403s).
+    #[arg(long, default_value = "always-allow")]
+    authorization: apiserver::auth::authorizer::AuthorizationMode,
 }
 
 fn parse_time_scale(s: &str) -> Result<f64, String> {
@@ -167,6 +172,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             ..Default::default()
         }),
         seed: args.seed.unwrap_or_else(rand::random),
+        authorization: args.authorization,
     };
     let server = miniplane::Server::start(config)
         .await

@@ -9,6 +9,7 @@
 //! module names the upstream controller it follows.
 
 pub mod controller_ref_manager;
+pub mod clusterroleaggregation;
 pub mod controller_utils;
 pub mod deployment;
 pub mod garbagecollector;

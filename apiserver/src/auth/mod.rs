@@ -6,4 +6,12 @@
 
 mod user;
 
+// Authorization (may they): the authorizer and its RBAC mode, the default
+// roles, impersonation, and the SubjectAccessReview family.
+pub mod authorizer;
+pub mod bootstrap_policy;
+pub mod impersonation;
+pub mod rbac;
+pub mod reviews;
+
 pub use user::UserInfo;

@@ -8,11 +8,13 @@
 //! older clients ask; a path nothing serves is a 404 `Status`.
 //!
 //! Every request passes, outermost first: metrics → authentication (or,
-//! on plain HTTP, the loopback Host check) → the in-flight caps
+//! on plain HTTP, the loopback Host check) → impersonation and
+//! authorization (`authz.rs`) → the in-flight caps
 //! ([`limits`]) → the handler. Connections are served by `conn.rs`, with
 //! the timeouts of [`Limits`].
 
 pub mod auth;
+mod authz;
 mod conn;
 mod discovery;
 pub mod limits;
@@ -63,6 +65,8 @@ pub struct AppState {
     /// Checks credentials; `None` serves everyone (plain HTTP on loopback)
     /// who addresses the server by a loopback name.
     pub authenticator: Option<auth::Authenticator>,
+    /// Decides who may do what (after impersonation); always-allow by default.
+    pub authorizer: crate::auth::authorizer::Authorizer,
     /// Timeouts and in-flight caps.
     pub limits: Limits,
     /// The in-flight slots for `limits`, shared by every clone of the state
@@ -82,6 +86,7 @@ impl AppState {
             shutdown,
             address,
             authenticator: None,
+            authorizer: crate::auth::authorizer::Authorizer::default(),
             in_flight: limits::InFlight::new(&limits),
             limits,
         }
@@ -97,6 +102,12 @@ impl AppState {
     /// Requires credentials on every request but the public ones.
     pub fn with_authenticator(mut self, authenticator: auth::Authenticator) -> Self {
         self.authenticator = Some(authenticator);
+        self
+    }
+
+    /// Authorizes every request with `authorizer` (impersonation included).
+    pub fn with_authorizer(mut self, authorizer: crate::auth::authorizer::Authorizer) -> Self {
+        self.authorizer = authorizer;
         self
     }
 
@@ -128,6 +139,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             limits::limit_in_flight,
         ))
+        .layer(middleware::from_fn_with_state(state.clone(), authz::authorize))
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
         .with_state(state)

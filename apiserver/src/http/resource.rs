@@ -76,6 +76,11 @@ async fn dispatch(
         }
         return watch(&out, ns, &opts);
     }
+    // The review kinds serve only a POST to their collection (upstream
+    // registers no other route for them: 405).
+    if info.create_only && !(*method == Method::POST && route.name.is_none()) {
+        return Err(method_not_allowed(method));
+    }
     match (method.clone(), route.name.as_deref(), route.sub) {
         (Method::GET, None, _) if flag(query, "watch") => watch(&out, ns, &watch_options(query, &info)?),
         (Method::GET, None, _) => {

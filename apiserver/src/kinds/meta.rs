@@ -35,6 +35,9 @@ pub enum NameRule {
     Label,
     /// DNS-1035 label: Service.
     Dns1035,
+    /// A path segment (not `.` or `..`, no `/` or `%`): the RBAC kinds
+    /// (upstream `path.IsValidPathSegmentName`), so `system:aggregate-to-view` is valid.
+    PathSegment,
 }
 
 impl NameRule {
@@ -52,6 +55,7 @@ impl NameRule {
             NameRule::Subdomain => is_dns1123_subdomain(name),
             NameRule::Label => is_dns1123_label(name),
             NameRule::Dns1035 => is_dns1035_label(name),
+            NameRule::PathSegment => super::rbac::is_valid_path_segment_name(name),
         }
     }
 }

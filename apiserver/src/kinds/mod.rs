@@ -36,6 +36,7 @@ pub mod core;
 pub mod discovery;
 pub mod meta;
 pub mod pod;
+pub mod rbac;
 pub mod workloads;
 
 #[cfg(test)]
@@ -179,6 +180,7 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::Job => batch::default_job(obj),
         Kind::CronJob => batch::default_cronjob(obj),
         Kind::EndpointSlice => discovery::default_endpoint_slice(obj),
+        Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::default_binding(obj),
         // autoscaling, admissionregistration, apiregistration
         Kind::HorizontalPodAutoscalerV1 => autoscaling::default_hpa_v1(obj),
         Kind::HorizontalPodAutoscaler => autoscaling::default_hpa(obj),
@@ -339,6 +341,7 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::ConfigMap => core::validate_configmap_update(new, old),
         Kind::Secret => core::validate_secret_update(new, old),
         Kind::EndpointSlice => discovery::validate_endpoint_slice_update(new, old),
+        Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::validate_binding_update(new, old),
         Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
         _ => Vec::new(),
     });
@@ -349,6 +352,9 @@ fn name_rule(kind: Kind) -> meta::NameRule {
     match kind {
         Kind::Namespace | Kind::StatefulSet => meta::NameRule::Label,
         Kind::Service => meta::NameRule::Dns1035,
+        Kind::Role | Kind::ClusterRole | Kind::RoleBinding | Kind::ClusterRoleBinding => {
+            meta::NameRule::PathSegment
+        }
         // `v1.` (the core group) is a valid APIService name; the rest of the rule is in `validate_api_service`
         Kind::APIService => meta::NameRule::PathSegment,
         _ => meta::NameRule::Subdomain,
@@ -372,6 +378,10 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::EndpointSlice => discovery::validate_endpoint_slice(obj),
         Kind::Event => core::validate_event(obj),
         Kind::EventV1 => core::validate_event_v1_namespace(obj),
+        Kind::Role => rbac::validate_role(obj),
+        Kind::ClusterRole => rbac::validate_cluster_role(obj),
+        Kind::RoleBinding => rbac::validate_binding(obj, true),
+        Kind::ClusterRoleBinding => rbac::validate_binding(obj, false),
         Kind::ValidatingWebhookConfiguration => admissionregistration::validate_webhook_configuration(obj, false),
         Kind::MutatingWebhookConfiguration => admissionregistration::validate_webhook_configuration(obj, true),
         Kind::ValidatingAdmissionPolicy => admissionregistration::validate_policy(obj),

@@ -331,6 +331,17 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("discovery.v1.Endpoint", "addresses", NONE, SET),
     ("discovery.v1.EndpointHints", "forZones", NONE, ATOMIC),
     ("discovery.v1.EndpointHints", "forNodes", NONE, ATOMIC),
+    // rbac.authorization.k8s.io/v1 (rbac/v1/types.go: every list +listType=atomic)
+    ("rbac.v1.Role", "rules", NONE, ATOMIC),
+    ("rbac.v1.ClusterRole", "rules", NONE, ATOMIC),
+    ("rbac.v1.AggregationRule", "clusterRoleSelectors", NONE, ATOMIC),
+    ("rbac.v1.PolicyRule", "verbs", NONE, ATOMIC),
+    ("rbac.v1.PolicyRule", "apiGroups", NONE, ATOMIC),
+    ("rbac.v1.PolicyRule", "resources", NONE, ATOMIC),
+    ("rbac.v1.PolicyRule", "resourceNames", NONE, ATOMIC),
+    ("rbac.v1.PolicyRule", "nonResourceURLs", NONE, ATOMIC),
+    ("rbac.v1.RoleBinding", "subjects", NONE, ATOMIC),
+    ("rbac.v1.ClusterRoleBinding", "subjects", NONE, ATOMIC),
 ];
 
 /// Struct types marked `+structType=atomic`.
@@ -347,6 +358,9 @@ const ATOMIC_STRUCTS: &[&str] = &[
     "core.v1.ConfigMapKeySelector",
     "core.v1.SecretKeySelector",
     "discovery.v1.EndpointPort",
+    // rbac.authorization.k8s.io/v1
+    "rbac.v1.Subject",
+    "rbac.v1.RoleRef",
 ];
 
 /// Map fields marked `+mapType=atomic`.

@@ -35,6 +35,7 @@ mod discovery;
 mod events;
 mod helpers;
 mod pod;
+mod rbac;
 
 pub use helpers::{human_duration, human_duration_between, translate_timestamp_since};
 
@@ -69,6 +70,10 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::CronJob => &batch::CRON_JOB,
         Kind::Lease => &coordination::LEASE,
         Kind::EndpointSlice => &discovery::ENDPOINT_SLICE,
+        Kind::Role => &rbac::ROLE,
+        Kind::ClusterRole => &rbac::CLUSTER_ROLE,
+        Kind::RoleBinding => &rbac::ROLE_BINDING,
+        Kind::ClusterRoleBinding => &rbac::CLUSTER_ROLE_BINDING,
         Kind::HorizontalPodAutoscaler => &autoscaling::HORIZONTAL_POD_AUTOSCALER,
         Kind::HorizontalPodAutoscalerV1 => &autoscaling::HORIZONTAL_POD_AUTOSCALER_V1,
         Kind::ValidatingWebhookConfiguration => &admissionregistration::VALIDATING_WEBHOOK_CONFIGURATION,
