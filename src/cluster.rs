@@ -20,9 +20,10 @@ use controllers::garbagecollector::controller::{
     FIELD_MANAGER as GC_CLIENT, GarbageCollector, deletable_resources,
 };
 use controllers::replicaset::controller::ReplicaSetController;
+use controllers::resourcequota::controller::ResourceQuotaController;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kubelet_sim::node::Capacity;
 use scheduler_stub::run::Scheduler;
@@ -103,6 +104,7 @@ fn start_components(
     let deployments = Informer::<Deployment>::new(informer_client.clone(), clock.clone(), None);
     let replicasets = Informer::<ReplicaSet>::new(informer_client.clone(), clock.clone(), None);
     let pods = Informer::<Pod>::new(informer_client.clone(), clock.clone(), None);
+    let quotas = Informer::<ResourceQuota>::new(informer_client.clone(), clock.clone(), None);
     let nodes = Informer::<Node>::new(informer_client, clock.clone(), None);
 
     // A component's client and its Event recorder, both named after it.
@@ -142,6 +144,12 @@ fn start_components(
             &pods,
         )
     });
+    // The ResourceQuota controller: every quota's status.hard and status.used.
+    let quota_controller = which.controllers.then(|| {
+        let resources = deletable_resources(api.registry());
+        ResourceQuotaController::new(client("resourcequota-controller"), clock.clone(), &quotas, &pods, resources)
+    });
+
     // The ClusterRole aggregation controller (admin, edit, view), on its own informer.
     let aggregation = which.controllers.then(|| {
         let roles = Informer::<ClusterRole>::new(client("miniplane-informers"), clock.clone(), None);
@@ -165,6 +173,10 @@ fn start_components(
         handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
         handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
         handles.push(tokio::spawn(gc.run(sim.workers, shutdown.clone())));
+    }
+    if let Some(quota_controller) = quota_controller {
+        handles.push(quotas.run(shutdown.clone()));
+        handles.push(tokio::spawn(quota_controller.run(sim.workers, shutdown.clone())));
     }
     if let Some((roles, aggregation)) = aggregation {
         handles.push(roles.run(shutdown.clone()));

@@ -35,6 +35,7 @@ pub mod managed;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
+pub mod quantity;
 pub mod registry;
 pub mod schema;
 pub mod table;

@@ -14,4 +14,5 @@ pub mod controller_utils;
 pub mod deployment;
 pub mod garbagecollector;
 pub mod replicaset;
+pub mod resourcequota;
 pub mod runtime;

@@ -11,11 +11,16 @@
 //! | plugin | module | upstream |
 //! | --- | --- | --- |
 //! | NamespaceLifecycle | [`namespace_lifecycle`] | `apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go` |
+//! | LimitRanger | [`limit_ranger`] | `plugin/pkg/admission/limitranger/admission.go` |
+//! | ResourceQuota (validating, last) | [`resource_quota`], usage in [`quota_evaluator`] | `apiserver/pkg/admission/plugin/resourcequota/controller.go` |
 //!
 //! Simplified: no plugin configuration, no webhooks; a plugin reads the
 //! store through [`Api`] directly instead of an informer's lister.
 
+pub mod limit_ranger;
 pub mod namespace_lifecycle;
+pub mod quota_evaluator;
+pub mod resource_quota;
 
 use serde_json::Value;
 
@@ -71,4 +76,15 @@ impl Attributes<'_> {
 /// refusal is the answer.
 pub fn admit(api: &Api, a: &Attributes<'_>) -> ApiResult<()> {
     namespace_lifecycle::admit(api, a)
+}
+
+/// The validating plugins that run after the object passed its own
+/// validation, just before it is stored (upstream's validating chain, whose
+/// last plugin is ResourceQuota): a create is charged to the namespace's
+/// quotas here, or refused. Async: charging writes the quotas' status.
+pub async fn validate(api: &Api, a: &Attributes<'_>, dry_run: bool) -> ApiResult<()> {
+    match (a.operation, a.object) {
+        (Operation::Create, Some(object)) => resource_quota::admit(api, a.info, object, dry_run).await,
+        _ => Ok(()),
+    }
 }

@@ -123,9 +123,11 @@ impl Api {
         let info = stored.as_deref().unwrap_or(view);
         let (mut new, warnings) = self.admit_body(view, namespace, None, body, opts, Origin::Body)?;
         admit_create(self, info, namespace, "", &new)?;
+        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         let generated = self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
+        admit_validating(self, info, namespace, &new, opts).await?;
         managed::track_update(info, None, &mut new, opts.manager(), None, &self.now_rfc3339());
         // A generated name that is taken is generated again (upstream
         // `RetryGenerateName`, on by default since 1.31), a few times.
@@ -254,9 +256,11 @@ impl Api {
         let (mut new, warnings) =
             self.admit_body(view, namespace, Some(name), applied, opts, Origin::Patch)?;
         admit_create(self, info, namespace, name, &new)?;
+        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
+        admit_validating(self, info, namespace, &new, opts).await?;
         self.store_create(info, namespace, new, opts, warnings).await
     }
 
@@ -656,6 +660,24 @@ fn admit_create(
         object: Some(object),
     };
     admission::admit(api, &attributes)
+}
+
+/// The validating admission of a create ([`admission::validate`]: quota).
+async fn admit_validating(
+    api: &Api,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    object: &Value,
+    opts: &WriteOptions,
+) -> ApiResult<()> {
+    let attributes = admission::Attributes {
+        operation: admission::Operation::Create,
+        info,
+        namespace,
+        name: obj::name(object),
+        object: Some(object),
+    };
+    admission::validate(api, &attributes, opts.dry_run).await
 }
 
 /// Fills `metadata.namespace` from the URL, or rejects a mismatch.

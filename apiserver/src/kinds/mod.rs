@@ -34,8 +34,10 @@ pub mod autoscaling;
 pub mod batch;
 pub mod core;
 pub mod discovery;
+pub mod legacy;
 pub mod meta;
 pub mod pod;
+pub mod quota;
 pub mod rbac;
 pub mod workloads;
 
@@ -180,6 +182,10 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::Job => batch::default_job(obj),
         Kind::CronJob => batch::default_cronjob(obj),
         Kind::EndpointSlice => discovery::default_endpoint_slice(obj),
+        // quota and limits
+        Kind::LimitRange => quota::default_limit_range(obj),
+        Kind::PodTemplate => legacy::default_pod_template(obj),
+        Kind::ReplicationController => legacy::default_replication_controller(obj),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::default_binding(obj),
         // autoscaling, admissionregistration, apiregistration
         Kind::HorizontalPodAutoscalerV1 => autoscaling::default_hpa_v1(obj),
@@ -226,7 +232,8 @@ fn fresh_status(kind: Kind, obj: &Value) -> Option<Value> {
         Kind::Namespace => json!({"phase": "Active"}),
         Kind::Service => json!({"loadBalancer": {}}),
         Kind::Deployment | Kind::Job | Kind::CronJob => json!({}),
-        Kind::ReplicaSet => json!({"replicas": 0}),
+        Kind::ReplicaSet | Kind::ReplicationController => json!({"replicas": 0}),
+        Kind::ResourceQuota => json!({}),
         Kind::HorizontalPodAutoscaler => autoscaling::initial_status(),
         Kind::ValidatingAdmissionPolicy => json!({}),
         Kind::APIService => apiregistration::initial_status(obj),
@@ -343,6 +350,7 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::EndpointSlice => discovery::validate_endpoint_slice_update(new, old),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::validate_binding_update(new, old),
         Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
+        Kind::ResourceQuota => quota::validate_resource_quota_status(new),
         _ => Vec::new(),
     });
     errs
@@ -378,6 +386,11 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::EndpointSlice => discovery::validate_endpoint_slice(obj),
         Kind::Event => core::validate_event(obj),
         Kind::EventV1 => core::validate_event_v1_namespace(obj),
+        // quota and limits
+        Kind::ResourceQuota => quota::validate_resource_quota(obj),
+        Kind::LimitRange => quota::validate_limit_range(obj),
+        Kind::PodTemplate => legacy::validate_pod_template_object(obj),
+        Kind::ReplicationController => legacy::validate_replication_controller(obj),
         Kind::Role => rbac::validate_role(obj),
         Kind::ClusterRole => rbac::validate_cluster_role(obj),
         Kind::RoleBinding => rbac::validate_binding(obj, true),

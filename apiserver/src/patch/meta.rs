@@ -342,6 +342,13 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("rbac.v1.PolicyRule", "nonResourceURLs", NONE, ATOMIC),
     ("rbac.v1.RoleBinding", "subjects", NONE, ATOMIC),
     ("rbac.v1.ClusterRoleBinding", "subjects", NONE, ATOMIC),
+    // core/v1 quota and limits (core/v1/types.go: ResourceQuotaSpec, ScopeSelector,
+    // LimitRangeSpec lists +listType=atomic; RC conditions merge by type)
+    ("core.v1.ResourceQuotaSpec", "scopes", NONE, ATOMIC),
+    ("core.v1.ScopeSelector", "matchExpressions", NONE, ATOMIC),
+    ("core.v1.ScopedResourceSelectorRequirement", "values", NONE, ATOMIC),
+    ("core.v1.LimitRangeSpec", "limits", NONE, ATOMIC),
+    ("core.v1.ReplicationControllerStatus", "conditions", merge("type"), keyed(TYPE)),
 ];
 
 /// Struct types marked `+structType=atomic`.
@@ -367,6 +374,8 @@ const ATOMIC_STRUCTS: &[&str] = &[
 const ATOMIC_MAP_FIELDS: &[(&str, &str)] = &[
     ("core.v1.PodSpec", "nodeSelector"),
     ("core.v1.ServiceSpec", "selector"),
+    // core/v1 quota and limits
+    ("core.v1.ReplicationControllerSpec", "selector"),
 ];
 
 /// Expands a short type name of the tables above.

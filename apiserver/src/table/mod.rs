@@ -35,6 +35,7 @@ mod discovery;
 mod events;
 mod helpers;
 mod pod;
+mod quota;
 mod rbac;
 
 pub use helpers::{human_duration, human_duration_between, translate_timestamp_since};
@@ -70,6 +71,10 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::CronJob => &batch::CRON_JOB,
         Kind::Lease => &coordination::LEASE,
         Kind::EndpointSlice => &discovery::ENDPOINT_SLICE,
+        Kind::ResourceQuota => &quota::RESOURCE_QUOTA,
+        Kind::LimitRange => &quota::LIMIT_RANGE,
+        Kind::PodTemplate => &quota::POD_TEMPLATE,
+        Kind::ReplicationController => &quota::REPLICATION_CONTROLLER,
         Kind::Role => &rbac::ROLE,
         Kind::ClusterRole => &rbac::CLUSTER_ROLE,
         Kind::RoleBinding => &rbac::ROLE_BINDING,
