@@ -22,9 +22,12 @@ use controllers::garbagecollector::controller::{
 use controllers::replicaset::controller::ReplicaSetController;
 use controllers::resourcequota::controller::ResourceQuotaController;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
+use controllers::volume::controller::PersistentVolumeController;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
 use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::storage::v1::StorageClass;
 use kubelet_sim::node::Capacity;
 use scheduler_stub::run::Scheduler;
 use store::Clock;
@@ -106,6 +109,10 @@ fn start_components(
     let pods = Informer::<Pod>::new(informer_client.clone(), clock.clone(), None);
     let quotas = Informer::<ResourceQuota>::new(informer_client.clone(), clock.clone(), None);
     let nodes = Informer::<Node>::new(informer_client, clock.clone(), None);
+    // Claims, volumes and classes: the persistent-volume controller's and the scheduler's.
+    let claims = Informer::<PersistentVolumeClaim>::new(client("miniplane-informers"), clock.clone(), None);
+    let volumes = Informer::<PersistentVolume>::new(client("miniplane-informers"), clock.clone(), None);
+    let classes = Informer::<StorageClass>::new(client("miniplane-informers"), clock.clone(), None);
 
     // A component's client and its Event recorder, both named after it.
     let named = |component: &str| {
@@ -129,7 +136,7 @@ fn start_components(
     });
     let scheduler = which.scheduler.then(|| {
         let (c, events) = named("default-scheduler");
-        Scheduler::new(c, clock.clone(), events, &pods, &nodes)
+        Scheduler::new(c, clock.clone(), events, &pods, &nodes).with_volumes(&claims, &classes)
     });
     if sim.nodes > 0 {
         api.set_log_source(Arc::new(kubelet_logs));
@@ -157,6 +164,12 @@ fn start_components(
         (roles, c)
     });
 
+    // The persistent-volume binder and its simulated provisioner.
+    let volume_controller = which.controllers.then(|| {
+        let (c, events) = named("persistentvolume-controller");
+        PersistentVolumeController::new(c, clock.clone(), events, &claims, &volumes, &classes)
+    });
+
     // Every reader has subscribed: the informers start, those read only.
     let mut handles = Vec::new();
     if controllers.is_some() {
@@ -181,6 +194,14 @@ fn start_components(
     if let Some((roles, aggregation)) = aggregation {
         handles.push(roles.run(shutdown.clone()));
         handles.push(tokio::spawn(aggregation.run(sim.workers, shutdown.clone())));
+    }
+    if volume_controller.is_some() || scheduler.is_some() {
+        handles.push(claims.run(shutdown.clone()));
+        handles.push(classes.run(shutdown.clone()));
+    }
+    if let Some(volume_controller) = volume_controller {
+        handles.push(volumes.run(shutdown.clone()));
+        handles.push(tokio::spawn(volume_controller.run(sim.workers, shutdown.clone())));
     }
     if let Some(scheduler) = scheduler {
         handles.push(tokio::spawn(scheduler.run(shutdown.clone())));

@@ -16,3 +16,4 @@ pub mod garbagecollector;
 pub mod replicaset;
 pub mod resourcequota;
 pub mod runtime;
+pub mod volume;

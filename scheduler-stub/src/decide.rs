@@ -131,6 +131,15 @@ pub fn schedule(pod: &Pod, nodes: &[&Node], pods_by_node: &BTreeMap<String, Vec<
     }
 }
 
+/// The message of a PreFilter rejection that no node can resolve (the
+/// VolumeBinding plugin's, [`crate::volumes`]): `reason` for every node, and
+/// preemption cannot help.
+pub fn prefilter_rejected(pod: &Pod, total: usize, reason: &str) -> String {
+    let message = format!("0/{total} nodes are available: {reason}.");
+    let absent = (0..total).map(|_| vec![PREEMPTION_NOT_HELPFUL.to_owned()]);
+    with_preemption(pod, message, total, || Some(absent.collect()))
+}
+
 /// `0/<total> nodes are available: <sorted "count reason" list>.`
 pub fn histogram_message(total: usize, per_node: impl IntoIterator<Item = Vec<String>>) -> String {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();

@@ -19,12 +19,14 @@
 //!   including its preemption part (preemption itself is not performed);
 //! * [`resources`] and [`quantity`]: request arithmetic and the Kubernetes
 //!   quantity format.
+//! * [`volumes`]: the VolumeBinding PreFilter (claims missing or unbound,
+//!   WaitForFirstConsumer claims to annotate with the chosen node).
 //!
 //! [`run`] is the one impure part: the [`Scheduler`] loop that watches pods
 //! and nodes through informers, calls [`decide::schedule`] and writes the
 //! Binding, the condition and the Events through the API.
 //!
-//! Not modelled: NodePorts, volume plugins, InterPodAffinity, explicit
+//! Not modelled: NodePorts, volume plugins beyond [`volumes`], InterPodAffinity, explicit
 //! `topologySpreadConstraints`, ImageLocality, extended resources,
 //! pod-level resources, scheduling gates, and actual preemption.
 
@@ -34,6 +36,7 @@ pub mod quantity;
 pub mod resources;
 pub mod run;
 pub mod score;
+pub mod volumes;
 
 #[cfg(test)]
 mod fixtures;

@@ -34,15 +34,17 @@ use controllers::runtime::{
     Action, BoxFuture, Change, Client, EventType, Informer, ObjectRef, ReconcileError, Reconciler, Recorder,
     ResourceRef, Store, Typed, WorkQueue, clock_now, key_of, run_workers,
 };
-use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, PodCondition};
+use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::json;
 use store::Clock;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::decide::{Decision, schedule};
+use crate::decide::{Decision, prefilter_rejected, schedule};
 use crate::resources::is_terminal;
+use crate::volumes::{ANN_SELECTED_NODE, VolumeCheck, check_claims};
 
 /// The scheduler name this scheduler serves (`spec.schedulerName`).
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
@@ -55,6 +57,8 @@ pub struct Scheduler {
     core: Arc<Core>,
     pod_changes: UnboundedReceiver<Change<Pod>>,
     node_changes: UnboundedReceiver<Change<Node>>,
+    /// Claim changes, once [`Scheduler::with_volumes`] was called.
+    claim_changes: Option<UnboundedReceiver<Change<PersistentVolumeClaim>>>,
 }
 
 /// What the worker and the event handlers share.
@@ -66,6 +70,9 @@ struct Core {
     node_store: Store<Node>,
     queue: WorkQueue<String>,
     state: Mutex<State>,
+    /// The claim and class caches of the VolumeBinding check; unset, pods'
+    /// claims are not looked at.
+    volumes: std::sync::OnceLock<(Store<PersistentVolumeClaim>, Store<StorageClass>)>,
 }
 
 /// The scheduler's own memory.
@@ -97,12 +104,27 @@ impl Scheduler {
             pod_store: pods.store(),
             node_store: nodes.store(),
             state: Mutex::new(State::default()),
+            volumes: std::sync::OnceLock::new(),
         };
         Scheduler {
             core: Arc::new(core),
             pod_changes: pods.subscribe(),
             node_changes: nodes.subscribe(),
+            claim_changes: None,
         }
+    }
+
+    /// Also checks the pods' PersistentVolumeClaims ([`crate::volumes`]):
+    /// subscribes to the claim informer (a claim change retries the
+    /// unschedulable pods) and reads the classes.
+    pub fn with_volumes(
+        mut self,
+        claims: &Informer<PersistentVolumeClaim>,
+        classes: &Informer<StorageClass>,
+    ) -> Self {
+        let _ = self.core.volumes.set((claims.store(), classes.store()));
+        self.claim_changes = Some(claims.subscribe());
+        self
     }
 
     /// Schedules pods until `shutdown` is cancelled.
@@ -111,6 +133,7 @@ impl Scheduler {
             core,
             pod_changes,
             node_changes,
+            claim_changes,
         } = self;
         let handler = tokio::spawn(handle_changes(
             core.clone(),
@@ -118,16 +141,43 @@ impl Scheduler {
             node_changes,
             shutdown.clone(),
         ));
+        let claims =
+            claim_changes.map(|c| tokio::spawn(handle_claim_changes(core.clone(), c, shutdown.clone())));
         let synced = async {
             core.pod_store.wait_synced().await;
             core.node_store.wait_synced().await;
+            if let Some((claims, classes)) = core.volumes.get() {
+                claims.wait_synced().await;
+                classes.wait_synced().await;
+            }
         };
         tokio::select! {
             _ = shutdown.cancelled() => {}
             _ = synced => run_workers(core.queue.clone(), core.clone(), 1, shutdown.clone()).await,
         }
-        // The handler stops on the same token.
+        // The handlers stop on the same token.
         let _ = handler.await;
+        if let Some(claims) = claims {
+            let _ = claims.await;
+        }
+    }
+}
+
+/// A claim added or changed (bound, say) may let an unschedulable pod in.
+async fn handle_claim_changes(
+    core: Arc<Core>,
+    mut claims: UnboundedReceiver<Change<PersistentVolumeClaim>>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            change = claims.recv() => match change {
+                Some(Change::Added(_) | Change::Updated { .. }) => core.retry_unschedulable(),
+                Some(Change::Deleted(_)) => {}
+                None => return,
+            },
+        }
     }
 }
 
@@ -263,10 +313,53 @@ impl Core {
             .iter()
             .map(|(node, pods)| (node.clone(), pods.iter().map(Arc::as_ref).collect()))
             .collect();
+        let to_annotate = match self.check_volumes(&pod) {
+            VolumeCheck::Rejected(reason) if !node_refs.is_empty() => {
+                let message = prefilter_rejected(&pod, node_refs.len(), &reason);
+                return self.unschedulable(key, &pod, &message).await;
+            }
+            VolumeCheck::Rejected(_) => Vec::new(),
+            VolumeCheck::Fits { to_annotate } => to_annotate,
+        };
         match schedule(&pod, &node_refs, &pods_by_node) {
-            Decision::Bind(node) => self.bind(key, &pod, &node).await,
+            Decision::Bind(node) => {
+                self.select_node(&pod, &to_annotate, &node).await?;
+                self.bind(key, &pod, &node).await
+            }
             Decision::Unschedulable { message } => self.unschedulable(key, &pod, &message).await,
         }
+    }
+
+    /// The VolumeBinding PreFilter over the claim and class caches.
+    fn check_volumes(&self, pod: &Pod) -> VolumeCheck {
+        let Some((claims, classes)) = self.volumes.get() else {
+            return VolumeCheck::Fits {
+                to_annotate: Vec::new(),
+            };
+        };
+        let ns = pod.metadata.namespace.as_deref();
+        check_claims(
+            pod,
+            |name| claims.get(ns, name).map(|c| c.as_ref().clone()),
+            |name| classes.get(None, name).map(|c| c.as_ref().clone()),
+        )
+    }
+
+    /// Tells each waiting claim where its pod goes (upstream's
+    /// `volume.kubernetes.io/selected-node`), so that its volume is
+    /// provisioned there.
+    async fn select_node(&self, pod: &Pod, claims: &[String], node: &str) -> Result<(), ReconcileError> {
+        let Some(client) = claims.first().map(|_| self.pods.client().clone()) else {
+            return Ok(());
+        };
+        let api: Typed<PersistentVolumeClaim> = Typed::new(client);
+        let ns = pod.metadata.namespace.as_deref();
+        for name in claims {
+            let patch = json!({"metadata": {"annotations": {ANN_SELECTED_NODE: node}}});
+            api.patch(ns, name, controllers::runtime::PatchType::Merge, patch)
+                .await?;
+        }
+        Ok(())
     }
 
     fn forget(&self, key: &str) {

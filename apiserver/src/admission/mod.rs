@@ -11,6 +11,8 @@
 //! | plugin | module | upstream |
 //! | --- | --- | --- |
 //! | NamespaceLifecycle | [`namespace_lifecycle`] | `apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go` |
+//! | DefaultStorageClass | [`default_storage_class`] | `plugin/pkg/admission/storage/storageclass/setdefault/admission.go` |
+//! | Priority | [`priority`] | `plugin/pkg/admission/priority/admission.go` |
 //! | LimitRanger | [`limit_ranger`] | `plugin/pkg/admission/limitranger/admission.go` |
 //! | ResourceQuota (validating, last) | [`resource_quota`], usage in [`quota_evaluator`] | `apiserver/pkg/admission/plugin/resourcequota/controller.go` |
 //!
@@ -18,7 +20,9 @@
 //! store through [`Api`] directly instead of an informer's lister.
 
 pub mod limit_ranger;
+pub mod default_storage_class;
 pub mod namespace_lifecycle;
+pub mod priority;
 pub mod quota_evaluator;
 pub mod resource_quota;
 

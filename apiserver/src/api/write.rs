@@ -123,6 +123,9 @@ impl Api {
         let info = stored.as_deref().unwrap_or(view);
         let (mut new, warnings) = self.admit_body(view, namespace, None, body, opts, Origin::Body)?;
         admit_create(self, info, namespace, "", &new)?;
+        // Mutating admission of the storage and priority classes.
+        admission::default_storage_class::admit(self, admission::Operation::Create, info, &mut new)?;
+        admission::priority::admit(self, admission::Operation::Create, info, &mut new)?;
         admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         let generated = self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
@@ -256,6 +259,9 @@ impl Api {
         let (mut new, warnings) =
             self.admit_body(view, namespace, Some(name), applied, opts, Origin::Patch)?;
         admit_create(self, info, namespace, name, &new)?;
+        // Mutating admission of the storage and priority classes.
+        admission::default_storage_class::admit(self, admission::Operation::Create, info, &mut new)?;
+        admission::priority::admit(self, admission::Operation::Create, info, &mut new)?;
         admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
@@ -334,6 +340,9 @@ impl Api {
         match sub {
             Some(Subresource::Status) => kinds::prepare_for_status_update(info, &mut new, old),
             _ => kinds::prepare_for_update(info, &mut new, old),
+        }
+        if sub.is_none() {
+            admission::priority::admit(self, admission::Operation::Update, info, &mut new)?;
         }
         self.validate(info, &new, Some(old))?;
         if let Some(manager) = track {

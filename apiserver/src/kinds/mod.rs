@@ -19,7 +19,9 @@
 //! Layout: [`meta`] holds name rules and ObjectMeta; [`pod`] PodSpec and Pod;
 //! [`workloads`] Deployment, ReplicaSet, StatefulSet, DaemonSet; [`batch`]
 //! Job and CronJob; [`core`] the other core/v1 kinds plus Lease,
-//! ControllerRevision and events.k8s.io Events; [`discovery`] EndpointSlice. Unknown kinds (custom
+//! ControllerRevision and events.k8s.io Events; [`discovery`] EndpointSlice;
+//! [`storage`] PersistentVolume(Claim), StorageClass, CSIDriver; [`scheduling`]
+//! PriorityClass, RuntimeClass. Unknown kinds (custom
 //! resources) get the generic custom-resource strategy: status dropped on
 //! create, generation bumped on any change outside metadata and status.
 //!
@@ -39,6 +41,8 @@ pub mod meta;
 pub mod pod;
 pub mod quota;
 pub mod rbac;
+pub mod scheduling;
+pub mod storage;
 pub mod workloads;
 
 #[cfg(test)]
@@ -182,6 +186,12 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::Job => batch::default_job(obj),
         Kind::CronJob => batch::default_cronjob(obj),
         Kind::EndpointSlice => discovery::default_endpoint_slice(obj),
+        // storage and scheduling classes
+        Kind::PersistentVolume => storage::default_persistent_volume(obj),
+        Kind::PersistentVolumeClaim => storage::default_persistent_volume_claim(obj),
+        Kind::StorageClass => storage::default_storage_class(obj),
+        Kind::CSIDriver => storage::default_csi_driver(obj),
+        Kind::PriorityClass => scheduling::default_priority_class(obj),
         // quota and limits
         Kind::LimitRange => quota::default_limit_range(obj),
         Kind::PodTemplate => legacy::default_pod_template(obj),
@@ -230,6 +240,8 @@ fn fresh_status(kind: Kind, obj: &Value) -> Option<Value> {
     Some(match kind {
         Kind::Pod => pod::initial_status(obj),
         Kind::Namespace => json!({"phase": "Active"}),
+        Kind::PersistentVolume => storage::initial_pv_status(obj),
+        Kind::PersistentVolumeClaim => json!({"phase": "Pending"}),
         Kind::Service => json!({"loadBalancer": {}}),
         Kind::Deployment | Kind::Job | Kind::CronJob => json!({}),
         Kind::ReplicaSet | Kind::ReplicationController => json!({"replicas": 0}),
@@ -348,6 +360,12 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::ConfigMap => core::validate_configmap_update(new, old),
         Kind::Secret => core::validate_secret_update(new, old),
         Kind::EndpointSlice => discovery::validate_endpoint_slice_update(new, old),
+        Kind::PersistentVolume => storage::validate_persistent_volume_update(new, old),
+        Kind::PersistentVolumeClaim => storage::validate_persistent_volume_claim_update(new, old),
+        Kind::StorageClass => storage::validate_storage_class_update(new, old),
+        Kind::CSIDriver => storage::validate_csi_driver_update(new, old),
+        Kind::PriorityClass => scheduling::validate_priority_class_update(new, old),
+        Kind::RuntimeClass => scheduling::validate_runtime_class_update(new, old),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::validate_binding_update(new, old),
         Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
         Kind::ResourceQuota => quota::validate_resource_quota_status(new),
@@ -386,6 +404,12 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::EndpointSlice => discovery::validate_endpoint_slice(obj),
         Kind::Event => core::validate_event(obj),
         Kind::EventV1 => core::validate_event_v1_namespace(obj),
+        Kind::PersistentVolume => storage::validate_persistent_volume(obj),
+        Kind::PersistentVolumeClaim => storage::validate_persistent_volume_claim(obj),
+        Kind::StorageClass => storage::validate_storage_class(obj),
+        Kind::CSIDriver => storage::validate_csi_driver(obj),
+        Kind::PriorityClass => scheduling::validate_priority_class(obj),
+        Kind::RuntimeClass => scheduling::validate_runtime_class(obj),
         // quota and limits
         Kind::ResourceQuota => quota::validate_resource_quota(obj),
         Kind::LimitRange => quota::validate_limit_range(obj),

@@ -35,6 +35,8 @@ mod discovery;
 mod events;
 mod helpers;
 mod pod;
+mod scheduling;
+mod storage;
 mod quota;
 mod rbac;
 
@@ -86,6 +88,12 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::ValidatingAdmissionPolicy => &admissionregistration::VALIDATING_ADMISSION_POLICY,
         Kind::ValidatingAdmissionPolicyBinding => &admissionregistration::VALIDATING_ADMISSION_POLICY_BINDING,
         Kind::APIService => &apiregistration::API_SERVICE,
+        Kind::PersistentVolume => &storage::PERSISTENT_VOLUME,
+        Kind::PersistentVolumeClaim => &storage::PERSISTENT_VOLUME_CLAIM,
+        Kind::StorageClass => &storage::STORAGE_CLASS,
+        Kind::CSIDriver => &storage::CSI_DRIVER,
+        Kind::PriorityClass => &scheduling::PRIORITY_CLASS,
+        Kind::RuntimeClass => &scheduling::RUNTIME_CLASS,
         _ => &DEFAULT,
     }
 }
