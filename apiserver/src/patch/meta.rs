@@ -349,6 +349,20 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("core.v1.ScopedResourceSelectorRequirement", "values", NONE, ATOMIC),
     ("core.v1.LimitRangeSpec", "limits", NONE, ATOMIC),
     ("core.v1.ReplicationControllerStatus", "conditions", merge("type"), keyed(TYPE)),
+    // core/v1 PersistentVolume(Claim), storage.k8s.io/v1, node.k8s.io/v1 (core/v1/types.go,
+    // storage/v1/types.go, node/v1/types.go: these lists +listType=atomic; a CSI driver's
+    // lifecycle modes +listType=set)
+    ("core.v1.PersistentVolumeSpec", "accessModes", NONE, ATOMIC),
+    ("core.v1.PersistentVolumeSpec", "mountOptions", NONE, ATOMIC),
+    ("core.v1.PersistentVolumeClaimSpec", "accessModes", NONE, ATOMIC),
+    ("core.v1.PersistentVolumeClaimStatus", "accessModes", NONE, ATOMIC),
+    ("storage.v1.StorageClass", "mountOptions", NONE, ATOMIC),
+    ("storage.v1.StorageClass", "allowedTopologies", NONE, ATOMIC),
+    ("core.v1.TopologySelectorTerm", "matchLabelExpressions", NONE, ATOMIC),
+    ("core.v1.TopologySelectorLabelRequirement", "values", NONE, ATOMIC),
+    ("storage.v1.CSIDriverSpec", "volumeLifecycleModes", NONE, SET),
+    ("storage.v1.CSIDriverSpec", "tokenRequests", NONE, ATOMIC),
+    ("node.v1.Scheduling", "tolerations", NONE, ATOMIC),
 ];
 
 /// Struct types marked `+structType=atomic`.
@@ -376,6 +390,8 @@ const ATOMIC_MAP_FIELDS: &[(&str, &str)] = &[
     ("core.v1.ServiceSpec", "selector"),
     // core/v1 quota and limits
     ("core.v1.ReplicationControllerSpec", "selector"),
+    // node.k8s.io/v1
+    ("node.v1.Scheduling", "nodeSelector"),
 ];
 
 /// Expands a short type name of the tables above.

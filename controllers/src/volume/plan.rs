@@ -296,6 +296,16 @@ fn plan_unbound_claim(
     }
     match class {
         Some(c) if c.provisioner != NO_PROVISIONER => provision(claim, c),
+        // Upstream finds no in-tree plugin by that name (`findProvisionablePlugin`).
+        Some(c) => Plan {
+            events: vec![claim_event(
+                EventType::Warning,
+                "ProvisioningFailed",
+                format!("no volume plugin matched name: {}", c.provisioner),
+            )],
+            requeue: Some(RESYNC),
+            ..Plan::default()
+        },
         None if !class_name.is_empty() => Plan {
             events: vec![claim_event(
                 EventType::Warning,
