@@ -569,3 +569,48 @@ async fn replication_controller_verbs_table_scale_and_validation() {
     );
     c.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_debug_adds_an_ephemeral_container_that_then_stays() {
+    let mut c = Cluster::start().await;
+    apply(&c, &pod("target", None)).await;
+    c.ok(&["debug", "target", "--image=busybox", "--container=dbg"]).await;
+    let p = c.json(&["get", "pod", "target"]).await;
+    let ephemeral = &p["spec"]["ephemeralContainers"];
+    assert_eq!(ephemeral[0]["name"], "dbg", "{p}");
+    assert_eq!(ephemeral[0]["image"], "busybox", "{p}");
+    assert_eq!(p["spec"]["containers"][0]["image"], "nginx", "the rest of the pod is untouched");
+
+    // GET of the subresource is the pod; a PUT that drops the container is refused.
+    let raw = c
+        .ok(&["get", "--raw", "/api/v1/namespaces/default/pods/target/ephemeralcontainers"])
+        .await;
+    let mut live: Value = serde_json::from_str(&raw).unwrap();
+    assert_eq!(live["kind"], "Pod");
+    live["spec"]["ephemeralContainers"] = serde_json::json!([]);
+    let f = c.file("pod.json", &live.to_string());
+    let err = c
+        .fails(&[
+            "replace",
+            "--raw",
+            "/api/v1/namespaces/default/pods/target/ephemeralcontainers",
+            "-f",
+            f.to_str().unwrap(),
+        ])
+        .await;
+    assert!(
+        err.contains(r#"spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not be removed"#),
+        "{err}"
+    );
+    // Through the pod itself, ephemeral containers cannot be added.
+    let err = create_fails(
+        &c,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: early\nspec:\n  containers:\n  - {name: app, image: nginx}\n  ephemeralContainers:\n  - {name: dbg, image: busybox}\n",
+    )
+    .await;
+    assert!(
+        err.contains(r#"spec.ephemeralContainers: Forbidden: cannot be set on create"#),
+        "{err}"
+    );
+    c.stop().await;
+}

@@ -339,12 +339,16 @@ impl Api {
         }
         match sub {
             Some(Subresource::Status) => kinds::prepare_for_status_update(info, &mut new, old),
+            Some(Subresource::EphemeralContainers) => kinds::ephemeral::prepare_update(&mut new, old),
             _ => kinds::prepare_for_update(info, &mut new, old),
         }
         if sub.is_none() {
             admission::priority::admit(self, admission::Operation::Update, info, &mut new)?;
         }
-        self.validate(info, &new, Some(old))?;
+        match sub {
+            Some(Subresource::EphemeralContainers) => validate_ephemeral(info, &new, old)?,
+            _ => self.validate(info, &new, Some(old))?,
+        }
         if let Some(manager) = track {
             let subresource = sub.map(Subresource::as_str);
             managed::track_update(
@@ -669,6 +673,15 @@ fn admit_create(
         object: Some(object),
     };
     admission::admit(api, &attributes)
+}
+
+/// `pods/ephemeralcontainers` validation ([`kinds::ephemeral`]); 422 with every field error.
+fn validate_ephemeral(info: &ResourceInfo, new: &Value, old: &Value) -> ApiResult<()> {
+    let errors = kinds::ephemeral::validate_update(new, old);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(&info.group, &info.kind, obj::name(new), &errors))
 }
 
 /// The validating admission of a create ([`admission::validate`]: quota).

@@ -36,6 +36,7 @@ pub mod autoscaling;
 pub mod batch;
 pub mod core;
 pub mod discovery;
+pub mod ephemeral;
 pub mod legacy;
 pub mod meta;
 pub mod pod;
@@ -335,6 +336,7 @@ pub fn validate_create(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
     errs.extend(validate_spec(kind, obj));
     match kind {
         Kind::CronJob => errs.extend(batch::validate_cronjob_name(obj)),
+        Kind::Pod => errs.extend(ephemeral::validate_create(obj)),
         Kind::Service => errs.extend(core::validate_reserved_cluster_ip(obj)),
         Kind::HorizontalPodAutoscaler => errs.extend(autoscaling::validate_hpa(obj)),
         _ => {}

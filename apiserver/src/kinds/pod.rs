@@ -353,15 +353,6 @@ pub fn validate_pod(obj: &Value) -> Vec<FieldError> {
             ));
         }
     }
-    if spec
-        .get("ephemeralContainers")
-        .is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
-    {
-        errs.push(FieldError::forbidden(
-            "spec.ephemeralContainers",
-            "cannot be set on create",
-        ));
-    }
     errs
 }
 
