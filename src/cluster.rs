@@ -212,6 +212,32 @@ fn start_components(
     handles
 }
 
+/// Starts the CSR signing controller (and its CSR informer) issuing
+/// certificates from the cluster CA in `pki`; it stops when `shutdown` is
+/// cancelled. Separate from [`start`] because only HTTPS has a CA.
+pub fn start_csr_signer(
+    api: &Api,
+    clock: &Clock,
+    pki: &crate::pki::Pki,
+    workers: usize,
+    shutdown: &CancellationToken,
+) -> Vec<JoinHandle<()>> {
+    use controllers::certificates::controller::{CsrSigningController, NAME};
+    use controllers::certificates::plan::DEFAULT_CERT_TTL;
+    use controllers::certificates::sign::CertificateAuthority;
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    let csrs = Informer::<CertificateSigningRequest>::new(client(api, "miniplane-informers"), clock.clone(), None);
+    let ca = CertificateAuthority {
+        cert: pki.ca_cert.clone(),
+        key: pki.ca_key.clone(),
+    };
+    let signer = CsrSigningController::new(client(api, NAME), clock.clone(), ca, DEFAULT_CERT_TTL, &csrs);
+    vec![
+        csrs.run(shutdown.clone()),
+        tokio::spawn(signer.run(workers, shutdown.clone())),
+    ]
+}
+
 /// Makes a client for a component: `(api, component name)`.
 type ClientFactory = Box<dyn Fn(&Api, &str) -> Arc<dyn Client> + Send + Sync>;
 

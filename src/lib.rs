@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use apiserver::http::AppState;
+use apiserver::auth::serviceaccount::{KeyError, ServiceAccountTokens};
 use apiserver::http::auth::Authenticator;
 use apiserver::{Api, Registry};
 use store::{Clock, Durability, Store};
@@ -113,6 +114,9 @@ pub enum UpError {
     /// The certificates could not be used.
     #[error(transparent)]
     Tls(#[from] apiserver::http::tls::TlsError),
+    /// The service-account signing key could not be used.
+    #[error("the service-account key: {0}")]
+    ServiceAccountKey(#[from] KeyError),
     /// Binding or file I/O failed.
     #[error("{context}: {source}")]
     Io {
@@ -239,7 +243,9 @@ impl Server {
                 None => tokio::spawn(apiserver::http::serve(listener, state)),
                 Some(pki) => {
                     let tls = apiserver::http::tls::server_config(&pki.tls_files())?;
-                    let state = state.with_authenticator(Authenticator::new(vec![pki.token.clone()]));
+                    let keys = ServiceAccountTokens::from_pem(&pki.service_account_key, &pki.service_account_public_key)?;
+                    let authenticator = Authenticator::new(vec![pki.token.clone()]).with_service_accounts(keys);
+                    let state = state.with_authenticator(authenticator);
                     tokio::spawn(apiserver::http::tls::serve_tls(listener, state, tls))
                 }
             });
@@ -258,6 +264,10 @@ impl Server {
         // One APIService per served group-version, kept in step with the registry.
         api.sync_api_services().await?;
         components.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
+        // The CSR signer needs the CA key, so it runs only with HTTPS.
+        if let (Some(pki), Some(sim)) = (&pki, &config.sim) {
+            components.extend(cluster::start_csr_signer(&api, &config.clock, pki, sim.workers, &shutdown));
+        }
         for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
             let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);
             let shutdown = shutdown.clone();

@@ -8,6 +8,7 @@
 //! | `apiserver.sans` | the SANs the serving certificate was made for (one a line) |
 //! | `admin.crt`, `admin.key` | a client certificate: CN `admin`, O `system:masters` |
 //! | `token` | the admin's bearer token |
+//! | `sa.key`, `sa.pub` | the key pair that signs service-account tokens (ES256), as kubeadm's `sa.key` / `sa.pub` |
 //!
 //! A restart reuses them all (so a kubeconfig written earlier keeps
 //! working); only the serving certificate is made again, signed by the same
@@ -50,6 +51,12 @@ pub struct Pki {
     pub admin_key: String,
     /// The admin bearer token.
     pub token: String,
+    /// The CA's private key (the CSR signer issues certificates with it).
+    pub ca_key: String,
+    /// The private key that signs service-account tokens (PKCS#8 PEM).
+    pub service_account_key: String,
+    /// Its public key (SPKI PEM), which verifies them.
+    pub service_account_public_key: String,
 }
 
 impl Pki {
@@ -118,6 +125,7 @@ pub fn load_or_create(dir: &Path, listen: &[IpAddr]) -> Result<Pki, PkiError> {
             (key, cert)
         }
     };
+    let ca_key_pem = ca_key.serialize_pem();
     // The stored CA's subject and key are all a signer needs: its
     // parameters are rebuilt the same way they were first made.
     let ca = Issuer::new(ca_params()?, ca_key);
@@ -164,6 +172,16 @@ pub fn load_or_create(dir: &Path, listen: &[IpAddr]) -> Result<Pki, PkiError> {
             t
         }
     };
+    let (service_account_key, service_account_public_key) =
+        match (files.read("sa.key")?, files.read("sa.pub")?) {
+            (Some(key), Some(public)) => (key, public),
+            _ => {
+                let key = KeyPair::generate()?;
+                files.write("sa.key", &key.serialize_pem())?;
+                files.write("sa.pub", &key.public_key_pem())?;
+                (key.serialize_pem(), key.public_key_pem())
+            }
+        };
     Ok(Pki {
         ca_cert,
         server_cert,
@@ -171,6 +189,9 @@ pub fn load_or_create(dir: &Path, listen: &[IpAddr]) -> Result<Pki, PkiError> {
         admin_cert,
         admin_key,
         token,
+        ca_key: ca_key_pem,
+        service_account_key,
+        service_account_public_key,
     })
 }
 
@@ -296,6 +317,18 @@ mod tests {
         assert_eq!(first.admin_cert, again.admin_cert);
         assert_eq!(first.token, again.token);
         assert_eq!(first.token.len(), 64);
+        assert_eq!(first.service_account_key, again.service_account_key);
+        assert_eq!(first.service_account_public_key, again.service_account_public_key);
+        assert!(
+            first
+                .service_account_key
+                .starts_with("-----BEGIN PRIVATE KEY-----")
+        );
+        assert!(
+            first
+                .service_account_public_key
+                .starts_with("-----BEGIN PUBLIC KEY-----")
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! expectations, the worker loop and the teaching trace); each controller
 //! module names the upstream controller it follows.
 
+pub mod certificates;
 pub mod controller_ref_manager;
 pub mod clusterroleaggregation;
 pub mod controller_utils;

@@ -339,6 +339,7 @@ impl Api {
         }
         match sub {
             Some(Subresource::Status) => kinds::prepare_for_status_update(info, &mut new, old),
+            Some(Subresource::Approval) => kinds::certificates::prepare_csr_approval_update(&mut new, old),
             Some(Subresource::EphemeralContainers) => kinds::ephemeral::prepare_update(&mut new, old),
             _ => kinds::prepare_for_update(info, &mut new, old),
         }

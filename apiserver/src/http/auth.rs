@@ -1,17 +1,17 @@
-//! Authentication, as kube-apiserver's secure port does it for the
-//! credentials a kubeconfig carries: a client certificate signed by the
-//! cluster CA, or a bearer token (upstream's x509 and token-file
-//! authenticators, tried in that order).
+//! Authentication, as kube-apiserver's secure port does it: a client
+//! certificate signed by the cluster CA (upstream's x509 authenticator: the
+//! subject's CN is the user, its O values the groups), else a bearer token
+//! (the static admin token, then service-account JWTs: `auth/tokens.rs`).
+//! Every authenticated user is also in `system:authenticated`; the user is
+//! put on the request as a [`UserInfo`] extension for the handlers and
+//! authorizers.
 //!
-//! A request with neither gets 401 `Unauthorized`, except the paths that
-//! upstream's `system:public-info-viewer` role opens to anyone:
-//! `/healthz`, `/livez`, `/readyz` (and their sub-checks) and `/version`.
-//!
-//! Simplified: there is no authorization yet (every authenticated user may
-//! do everything, as `system:masters` may), so the certificate's subject
-//! and the token's user are not read; a certificate counts once the TLS
-//! handshake has verified it against the CA. Without TLS
-//! (`--insecure-http`, loopback only) no credentials are checked, as on
+//! A request with neither gets 401 `Unauthorized` (so does a token that is
+//! expired, meant for another audience, or of a deleted service account),
+//! except the paths that upstream's `system:public-info-viewer` role opens
+//! to anyone: `/healthz`, `/livez`, `/readyz` (and their sub-checks) and
+//! `/version`. Without TLS (`--insecure-http`, loopback only) no
+//! credentials are checked and every request is the admin's, as on
 //! upstream's old insecure port.
 //!
 //! DNS rebinding: a web page from `evil.example.com` can point that name at
@@ -32,34 +32,44 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use crate::auth::UserInfo;
+use crate::auth::serviceaccount::ServiceAccountTokens;
+use crate::auth::tokens::{TokenAuthenticator, api_audiences};
 use crate::error::{ApiError, Reason};
 
 /// Who may call the API.
 #[derive(Clone, Debug)]
 pub struct Authenticator {
-    /// Accepted bearer tokens (compared in constant time).
-    tokens: Arc<Vec<String>>,
+    /// The bearer-token authenticators.
+    tokens: Arc<TokenAuthenticator>,
 }
 
 impl Authenticator {
-    /// Accepts verified client certificates and these bearer tokens.
+    /// Accepts verified client certificates and these (admin) bearer tokens.
     pub fn new(tokens: Vec<String>) -> Self {
+        Authenticator {
+            tokens: Arc::new(TokenAuthenticator::new(tokens)),
+        }
+    }
+
+    /// Also issues (TokenRequest) and accepts service-account tokens signed by `keys`.
+    pub fn with_service_accounts(self, keys: ServiceAccountTokens) -> Self {
+        let tokens = (*self.tokens).clone().with_service_accounts(keys);
         Authenticator {
             tokens: Arc::new(tokens),
         }
     }
 
-    fn accepts_token(&self, presented: &str) -> bool {
-        self.tokens
-            .iter()
-            .any(|t| constant_time_eq(t.as_bytes(), presented.as_bytes()))
+    /// The bearer-token authenticators (TokenReview asks them too).
+    pub fn tokens(&self) -> &TokenAuthenticator {
+        &self.tokens
     }
 }
 
 /// Put on every request of a TLS connection whose peer presented a client
-/// certificate that the handshake verified against the cluster CA.
-#[derive(Clone, Copy, Debug)]
-pub struct VerifiedClientCertificate;
+/// certificate that the handshake verified against the cluster CA and
+/// whose subject names a user (a CN).
+#[derive(Clone, Debug)]
+pub struct VerifiedClientCertificate(pub UserInfo);
 
 /// Paths served to anyone (upstream's `system:public-info-viewer`).
 fn is_public(path: &str) -> bool {
@@ -137,12 +147,19 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut req: Request
             Some(host) => foreign_host_forbidden(&host, &state.address),
         };
     };
-    let user = if req.extensions().get::<VerifiedClientCertificate>().is_some()
-        || bearer_token(&req).is_some_and(|t| auth.accepts_token(t))
-    {
-        Some(UserInfo::admin())
-    } else {
-        None
+    let user = match (
+        req.extensions().get::<VerifiedClientCertificate>(),
+        bearer_token(&req),
+    ) {
+        (Some(VerifiedClientCertificate(user)), _) => Some(user.clone()),
+        (None, Some(token)) => match auth.tokens().authenticate(&state.api, token, &api_audiences()) {
+            Ok(found) => found.map(|a| a.user),
+            Err(why) => {
+                tracing::debug!(error = %why, "bearer token rejected");
+                None
+            }
+        },
+        (None, None) => None,
     };
     match user {
         Some(user) => {
@@ -152,11 +169,6 @@ pub(super) async fn authenticate(State(state): State<AppState>, mut req: Request
         None if is_public(req.uri().path()) => next.run(req).await,
         None => ApiError::new(Reason::Unauthorized, "Unauthorized").into_response(),
     }
-}
-
-/// Equality whose time does not depend on where the inputs differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
@@ -252,13 +264,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn tokens_must_match_exactly() {
+    #[tokio::test]
+    async fn tokens_must_match_exactly() {
+        let api = crate::testkit::TestApi::builder().open();
         let auth = Authenticator::new(vec!["secret-token".into()]);
-        assert!(auth.accepts_token("secret-token"));
-        assert!(!auth.accepts_token("secret-toke"));
-        assert!(!auth.accepts_token("secret-tokenx"));
-        assert!(!auth.accepts_token(""));
+        let user = |t: &str| auth.tokens().authenticate(&api, t, &api_audiences()).unwrap();
+        assert_eq!(user("secret-token").unwrap().user, UserInfo::admin());
+        assert_eq!(user("secret-toke"), None);
+        assert_eq!(user("secret-tokenx"), None);
+        assert_eq!(user(""), None);
     }
 
     #[test]

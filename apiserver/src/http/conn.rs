@@ -108,14 +108,14 @@ impl Drop for OpenRequest {
 
 /// Serves HTTP on one connection until the peer closes it, a timeout of
 /// `limits` closes it, or `shutdown` is cancelled (then open requests
-/// finish; open watches end on the same signal). With
-/// `verified_client_certificate` every request is marked with
+/// finish; open watches end on the same signal). With the user of a
+/// verified client certificate every request is marked with
 /// [`VerifiedClientCertificate`].
 pub(super) async fn serve_connection<I>(
     io: I,
     app: Router,
     limits: Limits,
-    verified_client_certificate: bool,
+    client_certificate_user: Option<crate::auth::UserInfo>,
     shutdown: CancellationToken,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -128,8 +128,8 @@ pub(super) async fn serve_connection<I>(
     let count = open.clone();
     let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
         let request = OpenRequest::start(&count);
-        if verified_client_certificate {
-            req.extensions_mut().insert(VerifiedClientCertificate);
+        if let Some(user) = &client_certificate_user {
+            req.extensions_mut().insert(VerifiedClientCertificate(user.clone()));
         }
         let app = app.clone();
         async move {

@@ -23,6 +23,7 @@ mod metrics;
 mod negotiate;
 mod params;
 mod resource;
+mod reviews;
 mod route;
 mod tables;
 pub mod tls;
@@ -156,7 +157,7 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
     // Every connection task; `wait` below returns when all have ended.
     let connections = TaskTracker::new();
     while let Some(tcp) = conn::accept(&listener, &shutdown).await {
-        let task = conn::serve_connection(tcp, app.clone(), limits.clone(), false, shutdown.clone());
+        let task = conn::serve_connection(tcp, app.clone(), limits.clone(), None, shutdown.clone());
         connections.spawn(task);
     }
     connections.close();
@@ -280,6 +281,7 @@ async fn method_not_allowed(method: Method) -> Response {
 /// Everything under `/api/v1/...` and `/apis/<group>/<version>/...`.
 async fn resources(
     State(state): State<AppState>,
+    user: Option<axum::Extension<crate::auth::UserInfo>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -313,7 +315,9 @@ async fn resources(
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    resource::serve(&state, &method, route, &query, &headers, &bytes).await
+    // Set by authentication (`auth.rs`) on every request that reaches here.
+    let user = user.map(|axum::Extension(u)| u).unwrap_or_default();
+    resource::serve(&state, &method, route, &query, &headers, &bytes, &user).await
 }
 
 fn parse_query(q: &str) -> HashMap<String, String> {

@@ -18,7 +18,8 @@ use super::negotiate::{self, Wanted, converted_response, json_response};
 use super::params::{self, flag};
 use super::route::Route;
 use super::tables::{self, IncludeObject};
-use super::{AppState, metadata, watch};
+use super::{AppState, metadata, reviews, watch};
+use crate::auth::UserInfo;
 use crate::api::{
     DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions,
 };
@@ -28,7 +29,7 @@ use crate::registry::{ResourceInfo, Subresource};
 
 pub use super::params::Query;
 
-/// Serves one resource request.
+/// Serves one resource request for `user`.
 pub async fn serve(
     state: &AppState,
     method: &Method,
@@ -36,13 +37,15 @@ pub async fn serve(
     query: &Query,
     headers: &HeaderMap,
     body: &[u8],
+    user: &UserInfo,
 ) -> Response {
-    match dispatch(state, method, route, query, headers, body).await {
+    match dispatch(state, method, route, query, headers, body, user).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the parts of one request
 async fn dispatch(
     state: &AppState,
     method: &Method,
@@ -50,6 +53,7 @@ async fn dispatch(
     query: &Query,
     headers: &HeaderMap,
     body: &[u8],
+    user: &UserInfo,
 ) -> ApiResult<Response> {
     let api = &state.api;
     let info = route.info.clone();
@@ -87,8 +91,16 @@ async fn dispatch(
             let list = api.list(&info, ns, &list_options(query, &info)?)?;
             out.list(&list)
         }
+        (Method::POST, None, _) if info.create_only => {
+            let review = negotiate::decode_body(headers, body)?;
+            let answer = reviews::answer(state, &info, review, user)?;
+            out.object(StatusCode::CREATED, answer, &[])
+        }
         (Method::POST, None, _) => {
-            let obj = negotiate::decode_body(headers, body)?;
+            let mut obj = negotiate::decode_body(headers, body)?;
+            if info.kind == "CertificateSigningRequest" {
+                crate::kinds::certificates::set_requestor(&mut obj, user);
+            }
             let opts = write_options(query, headers)?;
             let written = api.create(&info, ns, obj, &opts).await?;
             out.object(StatusCode::CREATED, written.object, &written.warnings)
@@ -118,13 +130,22 @@ async fn dispatch(
                 api.update_scale(&info, ns, name, &scale, &opts).await?,
             )
         }
-        (Method::PUT, Some(name), sub @ (None | Some(Subresource::Status))) => {
+        (Method::POST, Some(name), Some(Subresource::Token)) => {
+            let request = negotiate::decode_body(headers, body)?;
+            let answer = reviews::token_request(state, ns.unwrap_or("default"), name, request)?;
+            out.object(StatusCode::CREATED, answer, &[])
+        }
+        (Method::PUT, Some(name), sub @ (None | Some(Subresource::Status) | Some(Subresource::Approval))) => {
             let obj = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
             let written = api.update(&info, ns, name, obj, sub, &opts).await?;
             out.object(StatusCode::OK, written.object, &written.warnings)
         }
-        (Method::PATCH, Some(name), sub @ (None | Some(Subresource::Status) | Some(Subresource::Scale))) => {
+        (
+            Method::PATCH,
+            Some(name),
+            sub @ (None | Some(Subresource::Status) | Some(Subresource::Scale) | Some(Subresource::Approval)),
+        ) => {
             patch(&out, &route, name, sub, headers, body).await
         }
         (Method::DELETE, Some(name), None) => {

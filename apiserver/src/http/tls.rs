@@ -5,8 +5,9 @@
 //! fails the handshake; none at all leaves the bearer token to decide).
 //!
 //! Flow: accept TCP → TLS handshake (bounded by [`HANDSHAKE_TIMEOUT`]) →
-//! mark the connection's requests with `VerifiedClientCertificate` when
-//! the peer presented one → serve HTTP on it (`conn.rs`, with the same
+//! mark the connection's requests with `VerifiedClientCertificate` (the
+//! user its subject names, `auth/x509.rs`) when the peer presented one →
+//! serve HTTP on it (`conn.rs`, with the same
 //! timeouts as plain HTTP) until the peer closes, a timeout closes it, or
 //! shutdown asks it to finish its in-flight requests.
 
@@ -107,8 +108,14 @@ pub async fn serve_tls(
             let Ok(Ok(tls)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await else {
                 return;
             };
-            let verified = tls.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty());
-            conn::serve_connection(tls, app, limits, verified, shutdown).await;
+            // The leaf certificate, which the handshake verified against the CA.
+            let user = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(|leaf| crate::auth::x509::certificate_user(leaf));
+            conn::serve_connection(tls, app, limits, user, shutdown).await;
         });
     }
     connections.close();

@@ -9,6 +9,7 @@ use k8s_pb::api::apps::v1 as apps;
 use k8s_pb::api::authentication::v1 as authn;
 use k8s_pb::api::authorization::v1 as authz;
 use k8s_pb::api::batch::v1 as batch;
+use k8s_pb::api::certificates::v1 as certs;
 use k8s_pb::api::core::v1 as core;
 use serde_json::Value;
 
@@ -309,6 +310,84 @@ impl Conv {
         Ok(Obj::new()
             .inner("metadata", self.metadata(metadata)?)
             .inner("spec", spec))
+    }
+
+    // -- identity: `kubectl auth whoami`, `kubectl certificate approve|deny` --
+
+    /// `kubectl auth whoami` sends this (metadata only; the server fills the status).
+    pub(super) fn self_subject_review(&mut self, m: authn::SelfSubjectReview) -> Res<Obj> {
+        let authn::SelfSubjectReview { metadata, status: _ } = m;
+        Ok(Obj::new().inner("metadata", self.metadata(metadata)?))
+    }
+
+    /// `kubectl certificate approve|deny` PUTs the whole CSR to `approval`:
+    /// unlike a create, its status (the conditions) is the point.
+    pub(super) fn certificate_signing_request(&mut self, m: certs::CertificateSigningRequest) -> Res<Obj> {
+        let certs::CertificateSigningRequest { metadata, spec, status } = m;
+        // kubectl sends back the managedFields it read; an update without
+        // them keeps the stored ones, which is what sending them back means.
+        let metadata = metadata.map(|mut m| {
+            m.managed_fields.clear();
+            m
+        });
+        let spec = spec.map(|s| {
+            let certs::CertificateSigningRequestSpec {
+                request,
+                signer_name,
+                expiration_seconds,
+                usages,
+                username,
+                uid,
+                groups,
+                extra,
+            } = s;
+            let extra = extra
+                .into_iter()
+                .map(|(k, v)| (k, Value::from(v.items)))
+                .collect();
+            Obj::new()
+                .opt("request", request.map(|r| super::json::base64(&r)))
+                .nz("signerName", signer_name)
+                .opt("expirationSeconds", expiration_seconds)
+                .list("usages", usages)
+                .nz("username", username)
+                .nz("uid", uid)
+                .list("groups", groups)
+                .map("extra", extra)
+                .done()
+        });
+        let status = status
+            .map(|s| -> Res<Value> {
+                let certs::CertificateSigningRequestStatus { conditions, certificate } = s;
+                let conditions = super::json::each("conditions", conditions, |c| {
+                    let certs::CertificateSigningRequestCondition {
+                        r#type,
+                        status,
+                        reason,
+                        message,
+                        last_update_time,
+                        last_transition_time,
+                    } = c;
+                    Ok(Obj::new()
+                        .nz("type", r#type)
+                        .nz("status", status)
+                        .nz("reason", reason)
+                        .nz("message", message)
+                        .opt("lastUpdateTime", super::meta::time(last_update_time)?)
+                        .opt("lastTransitionTime", super::meta::time(last_transition_time)?)
+                        .done())
+                })?;
+                Ok(Obj::new()
+                    .list("conditions", conditions)
+                    .opt("certificate", certificate.map(|c| super::json::base64(&c)))
+                    .done())
+            })
+            .transpose()
+            .map_err(at("status"))?;
+        Ok(Obj::new()
+            .inner("metadata", self.metadata(metadata)?)
+            .inner("spec", spec)
+            .inner("status", status))
     }
 
     /// `kubectl create token` sends this.

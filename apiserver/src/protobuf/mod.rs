@@ -22,7 +22,9 @@
 //! Supported kinds: v1 ConfigMap, Secret, Namespace, Service, ServiceAccount,
 //! Pod; apps/v1 Deployment; batch/v1 Job and CronJob; DeleteOptions under any
 //! group version; authorization.k8s.io/v1 SelfSubjectAccessReview;
-//! authentication.k8s.io/v1 TokenRequest. Any other kind is
+//! authentication.k8s.io/v1 TokenRequest and SelfSubjectReview;
+//! certificates.k8s.io/v1 CertificateSigningRequest (with its status: the
+//! conditions `kubectl certificate approve` PUTs to `approval`). Any other kind is
 //! [`DecodeError::Unsupported`]. `status` is skipped (a create discards it).
 //!
 //! Nothing is dropped silently. Every converter destructures its message
@@ -194,6 +196,12 @@ fn convert_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Obj, Failur
         }
         ("authentication.k8s.io/v1", "TokenRequest") => {
             convert::<authn::TokenRequest>(raw, Conv::token_request)
+        }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            convert::<authn::SelfSubjectReview>(raw, Conv::self_subject_review)
+        }
+        ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
+            convert::<k8s_pb::api::certificates::v1::CertificateSigningRequest>(raw, Conv::certificate_signing_request)
         }
         _ => Err(Failure::Kind),
     }

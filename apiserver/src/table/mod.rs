@@ -29,6 +29,7 @@ mod apiregistration;
 mod apps;
 mod autoscaling;
 mod batch;
+mod certificates;
 mod coordination;
 mod core;
 mod discovery;
@@ -94,6 +95,7 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::CSIDriver => &storage::CSI_DRIVER,
         Kind::PriorityClass => &scheduling::PRIORITY_CLASS,
         Kind::RuntimeClass => &scheduling::RUNTIME_CLASS,
+        Kind::CertificateSigningRequest => &certificates::CERTIFICATE_SIGNING_REQUEST,
         _ => &DEFAULT,
     }
 }

@@ -389,6 +389,7 @@ fn parse_subresource(sub: Option<&str>) -> ClientResult<Option<Subresource>> {
         None => Ok(None),
         Some("status") => Ok(Some(Subresource::Status)),
         Some("scale") => Ok(Some(Subresource::Scale)),
+        Some("approval") => Ok(Some(Subresource::Approval)),
         Some(other) => Err(ClientError::new(
             404,
             "NotFound",
