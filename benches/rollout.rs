@@ -182,7 +182,7 @@ async fn rolling_update() -> Result<RolloutFigures> {
                 pods: ROLLOUT_PODS_PER_NODE,
                 ..Default::default()
             },
-            workers: SimConfig::default().workers,
+            ..SimConfig::default()
         }),
         // No Event expires during the measurement (at this scale the default
         // hour is 3.6 s): every write counted is one the rollout made.

@@ -16,15 +16,21 @@ use controllers::clusterroleaggregation::controller::{
     ClusterRoleAggregationController, FIELD_MANAGER as AGGREGATION_CLIENT,
 };
 use controllers::deployment::controller::DeploymentController;
+use controllers::endpoint::controller::EndpointsController;
+use controllers::endpointslice::controller::EndpointSliceController;
 use controllers::garbagecollector::controller::{
     FIELD_MANAGER as GC_CLIENT, GarbageCollector, deletable_resources,
 };
 use controllers::replicaset::controller::ReplicaSetController;
 use controllers::resourcequota::controller::ResourceQuotaController;
+use controllers::rootcacertpublisher::controller::RootCaPublisher;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
+use controllers::serviceaccount::controller::ServiceAccountsController;
 use controllers::volume::controller::PersistentVolumeController;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Service, ServiceAccount};
 use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
@@ -43,6 +49,10 @@ pub struct SimConfig {
     pub capacity: Capacity,
     /// Workers per controller.
     pub workers: usize,
+    /// The cluster CA certificate (PEM) the root-CA publisher puts in every
+    /// namespace's `kube-root-ca.crt`; `None` (no certificates: plain HTTP,
+    /// or an in-process [`Cluster`]) runs no publisher.
+    pub root_ca: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -51,6 +61,7 @@ impl Default for SimConfig {
             nodes: 3,
             capacity: Capacity::default(),
             workers: 2,
+            root_ca: None,
         }
     }
 }
@@ -157,6 +168,11 @@ fn start_components(
         ResourceQuotaController::new(client("resourcequota-controller"), clock.clone(), &quotas, &pods, resources)
     });
 
+    // What every namespace and Service gets: the default ServiceAccount,
+    // kube-root-ca.crt, Endpoints and EndpointSlices.
+    let namespace_controllers = which
+        .controllers
+        .then(|| NamespaceControllers::new(&client("miniplane-informers"), clock, sim, &pods, &client));
     // The ClusterRole aggregation controller (admin, edit, view), on its own informer.
     let aggregation = which.controllers.then(|| {
         let roles = Informer::<ClusterRole>::new(client("miniplane-informers"), clock.clone(), None);
@@ -190,6 +206,9 @@ fn start_components(
     if let Some(quota_controller) = quota_controller {
         handles.push(quotas.run(shutdown.clone()));
         handles.push(tokio::spawn(quota_controller.run(sim.workers, shutdown.clone())));
+    }
+    if let Some(namespace_controllers) = namespace_controllers {
+        handles.extend(namespace_controllers.run(sim.workers, shutdown));
     }
     if let Some((roles, aggregation)) = aggregation {
         handles.push(roles.run(shutdown.clone()));
@@ -236,6 +255,101 @@ pub fn start_csr_signer(
         csrs.run(shutdown.clone()),
         tokio::spawn(signer.run(workers, shutdown.clone())),
     ]
+}
+
+/// The controllers of what every namespace and Service gets, with the
+/// informers only they read (pods are shared with the other components).
+struct NamespaceControllers {
+    informers: Vec<Box<dyn FnOnce(CancellationToken) -> JoinHandle<()> + Send>>,
+    service_accounts: ServiceAccountsController,
+    root_ca: Option<RootCaPublisher>,
+    endpoints: EndpointsController,
+    endpoint_slices: EndpointSliceController,
+}
+
+impl NamespaceControllers {
+    /// Subscribes the four controllers to their informers (before any runs).
+    fn new(
+        informer_client: &Arc<dyn Client>,
+        clock: &Clock,
+        sim: &SimConfig,
+        pods: &Informer<Pod>,
+        client: &dyn Fn(&str) -> Arc<dyn Client>,
+    ) -> Self {
+        let informer = || (informer_client.clone(), clock.clone());
+        let (c, k) = informer();
+        let namespaces = Informer::<Namespace>::new(c, k, None);
+        let (c, k) = informer();
+        let accounts = Informer::<ServiceAccount>::new(c, k, None);
+        let (c, k) = informer();
+        let services = Informer::<Service>::new(c, k, None);
+        let (c, k) = informer();
+        let endpoints = Informer::<Endpoints>::new(c, k, None);
+        let (c, k) = informer();
+        let slices = Informer::<EndpointSlice>::new(c, k, None);
+        let service_accounts = ServiceAccountsController::new(
+            client(controllers::serviceaccount::controller::NAME),
+            clock.clone(),
+            &namespaces,
+            &accounts,
+        );
+        let endpoints_controller = EndpointsController::new(
+            client(controllers::endpoint::controller::NAME),
+            clock.clone(),
+            &services,
+            pods,
+            &endpoints,
+        );
+        let slices_controller = EndpointSliceController::new(
+            client(controllers::endpointslice::controller::NAME),
+            clock.clone(),
+            &services,
+            pods,
+            &slices,
+        );
+        let mut informers: Vec<Box<dyn FnOnce(CancellationToken) -> JoinHandle<()> + Send>> = Vec::new();
+        let root_ca = sim.root_ca.clone().map(|ca| {
+            let (c, k) = informer();
+            let config_maps = Informer::<ConfigMap>::new(c, k, None);
+            let publisher = RootCaPublisher::new(
+                client(controllers::rootcacertpublisher::controller::NAME),
+                clock.clone(),
+                ca,
+                &namespaces,
+                &config_maps,
+            );
+            informers.push(Box::new(move |stop| config_maps.run(stop)));
+            publisher
+        });
+        informers.push(Box::new(move |stop| namespaces.run(stop)));
+        informers.push(Box::new(move |stop| accounts.run(stop)));
+        informers.push(Box::new(move |stop| services.run(stop)));
+        informers.push(Box::new(move |stop| endpoints.run(stop)));
+        informers.push(Box::new(move |stop| slices.run(stop)));
+        NamespaceControllers {
+            informers,
+            service_accounts,
+            root_ca,
+            endpoints: endpoints_controller,
+            endpoint_slices: slices_controller,
+        }
+    }
+
+    /// Starts the informers, then the controllers.
+    fn run(self, workers: usize, shutdown: &CancellationToken) -> Vec<JoinHandle<()>> {
+        let mut handles: Vec<JoinHandle<()>> = self
+            .informers
+            .into_iter()
+            .map(|run| run(shutdown.clone()))
+            .collect();
+        handles.push(tokio::spawn(self.service_accounts.run(workers, shutdown.clone())));
+        if let Some(publisher) = self.root_ca {
+            handles.push(tokio::spawn(publisher.run(workers, shutdown.clone())));
+        }
+        handles.push(tokio::spawn(self.endpoints.run(workers, shutdown.clone())));
+        handles.push(tokio::spawn(self.endpoint_slices.run(workers, shutdown.clone())));
+        handles
+    }
 }
 
 /// Makes a client for a component: `(api, component name)`.

@@ -255,7 +255,15 @@ impl Server {
         // The port is known only now; the Service and its endpoints follow it.
         api.reconcile_kubernetes_service(addr).await?;
         let mut components = match &config.sim {
-            Some(sim) => cluster::start(&api, &config.clock, sim, config.seed, &shutdown),
+            Some(sim) => {
+                // The root-CA publisher puts the cluster CA in every namespace.
+                let root_ca = pki.as_ref().map(|p| p.ca_cert.clone());
+                let sim = cluster::SimConfig {
+                    root_ca,
+                    ..sim.clone()
+                };
+                cluster::start(&api, &config.clock, &sim, config.seed, &shutdown)
+            }
             None => Vec::new(),
         };
         components.push(tokio::spawn(
