@@ -144,8 +144,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_new_registry_row_gets_its_api_service() {
         let api = TestApi::builder().build().await;
+        let info = api
+            .resource("apiregistration.k8s.io", "v1", "apiservices")
+            .unwrap();
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(api.clone().keep_api_services(shutdown.clone()));
+        let opts = crate::api::WatchOptions {
+            field_selector: Some("metadata.name=v1alpha1.example.com".into()),
+            ..Default::default()
+        };
+        let mut events = api.watch(&info, None, &opts).unwrap();
         let mut row: ResourceInfo = (*api.resource("", "v1", "configmaps").unwrap()).clone();
         (row.group, row.version, row.kind, row.plural) = (
             "example.com".into(),
@@ -155,16 +163,9 @@ mod tests {
         );
         row.storage_version = "v1alpha1".into();
         api.registry().insert(row);
-        for _ in 0..100 {
-            if names(&api).contains(&"v1alpha1.example.com".to_string()) {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        let info = api
-            .resource("apiregistration.k8s.io", "v1", "apiservices")
-            .unwrap();
-        let custom = api.get(&info, None, "v1alpha1.example.com").unwrap();
+        let Some(crate::api::WatchEvent::Added(custom)) = events.recv().await else {
+            panic!("the APIService of example.com/v1alpha1 is created");
+        };
         assert_eq!(custom["spec"]["groupPriorityMinimum"], 1000);
         assert_eq!(custom["metadata"]["labels"][AUTOMANAGED_LABEL], "true");
         shutdown.cancel();

@@ -363,6 +363,42 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("storage.v1.CSIDriverSpec", "volumeLifecycleModes", NONE, SET),
     ("storage.v1.CSIDriverSpec", "tokenRequests", NONE, ATOMIC),
     ("node.v1.Scheduling", "tolerations", NONE, ATOMIC),
+    // admissionregistration.k8s.io/v1, autoscaling/v2, apiregistration.k8s.io/v1
+    // (admissionregistration/v1/types.go: webhooks and match conditions merge by name,
+    // the other lists +listType=atomic, validationActions a set; autoscaling/v2/types.go:
+    // metrics, policies and currentMetrics atomic, conditions merge by type;
+    // apiregistration/v1/types.go: conditions merge by type)
+    ("admissionregistration.v1.ValidatingWebhookConfiguration", "webhooks", merge("name"), keyed(NAME)),
+    ("admissionregistration.v1.MutatingWebhookConfiguration", "webhooks", merge("name"), keyed(NAME)),
+    ("admissionregistration.v1.ValidatingWebhook", "rules", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingWebhook", "admissionReviewVersions", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingWebhook", "matchConditions", merge("name"), keyed(NAME)),
+    ("admissionregistration.v1.MutatingWebhook", "rules", NONE, ATOMIC),
+    ("admissionregistration.v1.MutatingWebhook", "admissionReviewVersions", NONE, ATOMIC),
+    ("admissionregistration.v1.MutatingWebhook", "matchConditions", merge("name"), keyed(NAME)),
+    ("admissionregistration.v1.RuleWithOperations", "operations", NONE, ATOMIC),
+    ("admissionregistration.v1.RuleWithOperations", "apiGroups", NONE, ATOMIC),
+    ("admissionregistration.v1.RuleWithOperations", "apiVersions", NONE, ATOMIC),
+    ("admissionregistration.v1.RuleWithOperations", "resources", NONE, ATOMIC),
+    ("admissionregistration.v1.NamedRuleWithOperations", "resourceNames", NONE, ATOMIC),
+    ("admissionregistration.v1.NamedRuleWithOperations", "operations", NONE, ATOMIC),
+    ("admissionregistration.v1.NamedRuleWithOperations", "apiGroups", NONE, ATOMIC),
+    ("admissionregistration.v1.NamedRuleWithOperations", "apiVersions", NONE, ATOMIC),
+    ("admissionregistration.v1.NamedRuleWithOperations", "resources", NONE, ATOMIC),
+    ("admissionregistration.v1.MatchResources", "resourceRules", NONE, ATOMIC),
+    ("admissionregistration.v1.MatchResources", "excludeResourceRules", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingAdmissionPolicySpec", "validations", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingAdmissionPolicySpec", "auditAnnotations", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingAdmissionPolicySpec", "variables", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingAdmissionPolicySpec", "matchConditions", merge("name"), keyed(NAME)),
+    ("admissionregistration.v1.ValidatingAdmissionPolicyStatus", "conditions", NONE, keyed(TYPE)),
+    ("admissionregistration.v1.TypeChecking", "expressionWarnings", NONE, ATOMIC),
+    ("admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec", "validationActions", NONE, SET),
+    ("autoscaling.v2.HorizontalPodAutoscalerSpec", "metrics", NONE, ATOMIC),
+    ("autoscaling.v2.HPAScalingRules", "policies", NONE, ATOMIC),
+    ("autoscaling.v2.HorizontalPodAutoscalerStatus", "currentMetrics", NONE, ATOMIC),
+    ("autoscaling.v2.HorizontalPodAutoscalerStatus", "conditions", merge("type"), keyed(TYPE)),
+    ("apiregistration.v1.APIServiceStatus", "conditions", merge("type"), keyed(TYPE)),
 ];
 
 /// Struct types marked `+structType=atomic`.
@@ -379,6 +415,10 @@ const ATOMIC_STRUCTS: &[&str] = &[
     "core.v1.ConfigMapKeySelector",
     "core.v1.SecretKeySelector",
     "discovery.v1.EndpointPort",
+    // admissionregistration.k8s.io/v1
+    "admissionregistration.v1.MatchResources",
+    "admissionregistration.v1.NamedRuleWithOperations",
+    "admissionregistration.v1.ParamKind",
     // rbac.authorization.k8s.io/v1
     "rbac.v1.Subject",
     "rbac.v1.RoleRef",
@@ -396,6 +436,9 @@ const ATOMIC_MAP_FIELDS: &[(&str, &str)] = &[
 
 /// Expands a short type name of the tables above.
 fn full_name(short: &str) -> String {
+    if let Some(rest) = short.strip_prefix("apiregistration.") {
+        return format!("io.k8s.kube-aggregator.pkg.apis.apiregistration.{rest}");
+    }
     match short.strip_prefix("meta.") {
         Some(rest) => format!("io.k8s.apimachinery.pkg.apis.meta.{rest}"),
         None => format!("io.k8s.api.{short}"),

@@ -20,7 +20,7 @@
 //! always on the wire and is left out when zero, as `omitempty` does.
 //!
 //! Supported kinds: v1 ConfigMap, Secret, Namespace, Service, ServiceAccount,
-//! Pod; apps/v1 Deployment; batch/v1 Job and CronJob; DeleteOptions under any
+//! Pod; apps/v1 Deployment; autoscaling/v1 HorizontalPodAutoscaler (`kubectl autoscale`); batch/v1 Job and CronJob; DeleteOptions under any
 //! group version; authorization.k8s.io/v1 SelfSubjectAccessReview;
 //! authentication.k8s.io/v1 TokenRequest and SelfSubjectReview;
 //! certificates.k8s.io/v1 CertificateSigningRequest (with its status: the
@@ -37,6 +37,7 @@
 //! the user to send JSON instead (`kubectl create -f`, or `apply`).
 
 mod json;
+mod autoscaling;
 mod kinds;
 mod meta;
 mod pod;
@@ -189,6 +190,9 @@ fn convert_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Obj, Failur
         ("v1", "ServiceAccount") => convert::<core::ServiceAccount>(raw, Conv::service_account),
         ("v1", "Pod") => convert::<core::Pod>(raw, Conv::pod),
         ("apps/v1", "Deployment") => convert::<apps::Deployment>(raw, Conv::deployment),
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => convert::<
+            k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler,
+        >(raw, Conv::horizontal_pod_autoscaler),
         ("batch/v1", "Job") => convert::<batch::Job>(raw, Conv::job),
         ("batch/v1", "CronJob") => convert::<batch::CronJob>(raw, Conv::cron_job),
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
