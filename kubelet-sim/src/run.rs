@@ -14,7 +14,8 @@
 //!               record the Node's start Events (in `default`, as for every cluster-scoped object)
 //! every 10 s:   for each node: Node status heartbeat, Lease renewTime
 //! pod informer ── pod bound to one of our nodes ──▶ queue (key namespace/name)
-//! worker: step = lifecycle::next(pod, Behaviour::for_pod(pod, seed), now)
+//! worker: not started and a PersistentVolumeClaim not bound yet → look again in 1 s
+//!         step = lifecycle::next(pod, Behaviour::for_pod(pod, seed), now)
 //!         write step.status (status subresource), record step.events,
 //!         delete with grace 0 when step.delete_after is due,
 //!         look again after step.requeue_after
@@ -26,7 +27,8 @@
 //! skips unchanged statuses until `nodeStatusReportFrequency`); a Node
 //! deleted while the kubelet runs is not registered again; the delete
 //! carries no UID precondition; no pod admission (every bound pod is
-//! started), no volumes, no probes beyond what [`crate::lifecycle`]
+//! started), no volumes mounted (a pod only waits until its claims are
+//! bound, each read with a GET, not an informer), no probes beyond what [`crate::lifecycle`]
 //! simulates; `kubectl logs` is answered by the API server itself, not
 //! through the kubelet.
 
@@ -40,7 +42,7 @@ use controllers::runtime::{
 };
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
 use store::Clock;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
@@ -71,6 +73,8 @@ pub fn heartbeat_period(clock: &Clock) -> Duration {
 const REGISTER_RETRY: Duration = Duration::from_secs(1);
 /// Pods synced at the same time.
 const WORKERS: usize = 4;
+/// How often a pod whose claims are not bound yet is looked at again.
+const VOLUME_RETRY: Duration = Duration::from_secs(1);
 
 /// The simulated kubelet of a set of nodes: build it from the pod informer
 /// (before it runs), then [`Kubelet::run`] it.
@@ -321,6 +325,12 @@ impl Core {
         let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
             return Ok(Action::Done);
         };
+        let started = pod.status.as_ref().is_some_and(|s| s.start_time.is_some());
+        if !started && pod.metadata.deletion_timestamp.is_none() && !self.claims_bound(&pod).await? {
+            // The volume manager waits until every claim of the pod is bound
+            // (upstream `WaitForAttachAndMount`) before the pod starts.
+            return Ok(Action::RequeueAfter(VOLUME_RETRY));
+        }
         let step = lifecycle::next(
             &pod,
             &Behaviour::for_pod(&pod, self.seed),
@@ -350,6 +360,30 @@ impl Core {
             .flatten()
             .min();
         Ok(wait.map_or(Action::Done, Action::RequeueAfter))
+    }
+
+    /// Whether every PersistentVolumeClaim the pod's volumes name exists and
+    /// is bound to a volume.
+    async fn claims_bound(&self, pod: &Pod) -> Result<bool, ClientError> {
+        let volumes = pod.spec.as_ref().and_then(|s| s.volumes.as_ref());
+        let claims = volumes
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.persistent_volume_claim.as_ref());
+        let api: Typed<PersistentVolumeClaim> = Typed::new(self.client.clone());
+        for claim in claims {
+            let bound = match found(
+                api.get(pod.metadata.namespace.as_deref(), &claim.claim_name)
+                    .await,
+            )? {
+                Some(c) => c.status.and_then(|s| s.phase).as_deref() == Some("Bound"),
+                None => false,
+            };
+            if !bound {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn record(&self, node: &str, pod: &Pod, events: &[SimEvent]) {

@@ -318,6 +318,11 @@ async fn a_claim_is_provisioned_and_bound_once_its_pod_is_scheduled_and_deleted_
         row(&table, &pv_name)[1..7],
         ["1Gi", "RWO", "Delete", "Bound", "default/data", "standard"]
     );
+    // The kubelet starts the pod once its claim is bound.
+    eventually(&c, &["get", "pod", "db"], "the pod running", |p| {
+        str_at(p, "/status/phase") == "Running"
+    })
+    .await;
     let wide = c.ok(&["get", "pvc", "data", "-o", "wide"]).await;
     assert_eq!(header(&wide).last().map(String::as_str), Some("VOLUMEMODE"));
 
