@@ -342,6 +342,11 @@ const FIELD_TAGS: &[FieldTag] = &[
     ("rbac.v1.PolicyRule", "nonResourceURLs", NONE, ATOMIC),
     ("rbac.v1.RoleBinding", "subjects", NONE, ATOMIC),
     ("rbac.v1.ClusterRoleBinding", "subjects", NONE, ATOMIC),
+    // certificates.k8s.io/v1 (certificates/v1/types.go: usages and groups +listType=atomic,
+    // conditions +listType=map +listMapKey=type without a patchStrategy)
+    ("certificates.v1.CertificateSigningRequestSpec", "usages", NONE, ATOMIC),
+    ("certificates.v1.CertificateSigningRequestSpec", "groups", NONE, ATOMIC),
+    ("certificates.v1.CertificateSigningRequestStatus", "conditions", NONE, keyed(TYPE)),
     // core/v1 quota and limits (core/v1/types.go: ResourceQuotaSpec, ScopeSelector,
     // LimitRangeSpec lists +listType=atomic; RC conditions merge by type)
     ("core.v1.ResourceQuotaSpec", "scopes", NONE, ATOMIC),

@@ -24,7 +24,9 @@
 //! group version; authorization.k8s.io/v1 SelfSubjectAccessReview;
 //! authentication.k8s.io/v1 TokenRequest and SelfSubjectReview;
 //! certificates.k8s.io/v1 CertificateSigningRequest (with its status: the
-//! conditions `kubectl certificate approve` PUTs to `approval`). Any other kind is
+//! conditions `kubectl certificate approve` PUTs to `approval`); rbac.authorization.k8s.io/v1
+//! Role, ClusterRole, RoleBinding, ClusterRoleBinding (`kubectl create role` ...);
+//! authorization.k8s.io/v1 SelfSubjectRulesReview (`kubectl auth can-i --list`). Any other kind is
 //! [`DecodeError::Unsupported`]. `status` is skipped (a create discards it).
 //!
 //! Nothing is dropped silently. Every converter destructures its message
@@ -41,6 +43,7 @@ mod autoscaling;
 mod kinds;
 mod meta;
 mod pod;
+mod rbac;
 #[cfg(test)]
 mod tests;
 
@@ -206,6 +209,20 @@ fn convert_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Obj, Failur
         }
         ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
             convert::<k8s_pb::api::certificates::v1::CertificateSigningRequest>(raw, Conv::certificate_signing_request)
+        }
+        // rbac.authorization.k8s.io (protobuf/rbac.rs)
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            convert::<authz::SelfSubjectRulesReview>(raw, Conv::self_subject_rules_review)
+        }
+        ("rbac.authorization.k8s.io/v1", "Role") => convert::<k8s_pb::api::rbac::v1::Role>(raw, Conv::role),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
+            convert::<k8s_pb::api::rbac::v1::ClusterRole>(raw, Conv::cluster_role)
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            convert::<k8s_pb::api::rbac::v1::RoleBinding>(raw, Conv::role_binding)
+        }
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            convert::<k8s_pb::api::rbac::v1::ClusterRoleBinding>(raw, Conv::cluster_role_binding)
         }
         _ => Err(Failure::Kind),
     }

@@ -30,6 +30,7 @@ mod apps;
 mod autoscaling;
 mod batch;
 mod certificates;
+mod certificates;
 mod coordination;
 mod core;
 mod discovery;
@@ -96,6 +97,8 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::PriorityClass => &scheduling::PRIORITY_CLASS,
         Kind::RuntimeClass => &scheduling::RUNTIME_CLASS,
         Kind::CertificateSigningRequest => &certificates::CERTIFICATE_SIGNING_REQUEST,
+        Kind::CertificateSigningRequest => &certificates::CERTIFICATE_SIGNING_REQUEST,
+        Kind::Review => &REVIEW,
         _ => &DEFAULT,
     }
 }
@@ -320,6 +323,13 @@ impl Row<'_> {
 
 /// Kinds without a printer (custom resources): `rest.DefaultTableConvertor`.
 static DEFAULT: TablePrinter =
+    TablePrinter::exact(&[NAME, col("Created At", "date", D_CREATED)], print_default);
+
+/// The review kinds (TokenReview, SubjectAccessReview, ...): their REST
+/// storage upstream has no table convertor of its own, so a Table of one
+/// is the default (Name, Created At); a printer of its own name only so
+/// that every built-in kind is seen to be decided.
+static REVIEW: TablePrinter =
     TablePrinter::exact(&[NAME, col("Created At", "date", D_CREATED)], print_default);
 
 fn print_default(r: &Row) -> Vec<Value> {
