@@ -30,7 +30,6 @@ mod apps;
 mod autoscaling;
 mod batch;
 mod certificates;
-mod certificates;
 mod coordination;
 mod core;
 mod discovery;
@@ -96,7 +95,6 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::CSIDriver => &storage::CSI_DRIVER,
         Kind::PriorityClass => &scheduling::PRIORITY_CLASS,
         Kind::RuntimeClass => &scheduling::RUNTIME_CLASS,
-        Kind::CertificateSigningRequest => &certificates::CERTIFICATE_SIGNING_REQUEST,
         Kind::CertificateSigningRequest => &certificates::CERTIFICATE_SIGNING_REQUEST,
         Kind::Review => &REVIEW,
         _ => &DEFAULT,
