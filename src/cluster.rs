@@ -186,6 +186,35 @@ fn start_components(
         PersistentVolumeController::new(c, clock.clone(), events, &claims, &volumes, &classes)
     });
 
+    // The disruption controller (PodDisruptionBudget status), with the
+    // informers only it reads; pods, ReplicaSets and Deployments are shared.
+    let disruption = which.controllers.then(|| {
+        use controllers::disruption::controller::{DisruptionController, DisruptionInformers};
+        use k8s_openapi::api::apps::v1::StatefulSet;
+        use k8s_openapi::api::core::v1::ReplicationController;
+        use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+        let pdbs = Informer::<PodDisruptionBudget>::new(client("miniplane-informers"), clock.clone(), None);
+        let rcs = Informer::<ReplicationController>::new(client("miniplane-informers"), clock.clone(), None);
+        let statefulsets = Informer::<StatefulSet>::new(client("miniplane-informers"), clock.clone(), None);
+        let c = client("disruption-controller");
+        let events = Recorder::new(c.clone(), clock.clone(), "controllermanager", None);
+        let informers = DisruptionInformers {
+            pdbs: &pdbs,
+            pods: &pods,
+            replication_controllers: &rcs,
+            replicasets: &replicasets,
+            deployments: &deployments,
+            statefulsets: &statefulsets,
+        };
+        let controller = DisruptionController::new(c, clock.clone(), events, informers);
+        let informers = vec![
+            pdbs.run(shutdown.clone()),
+            rcs.run(shutdown.clone()),
+            statefulsets.run(shutdown.clone()),
+        ];
+        (informers, controller)
+    });
+
     // Every reader has subscribed: the informers start, those read only.
     let mut handles = Vec::new();
     if controllers.is_some() {
@@ -209,6 +238,10 @@ fn start_components(
     }
     if let Some(namespace_controllers) = namespace_controllers {
         handles.extend(namespace_controllers.run(sim.workers, shutdown));
+    }
+    if let Some((informers, disruption)) = disruption {
+        handles.extend(informers);
+        handles.push(tokio::spawn(disruption.run(sim.workers, shutdown.clone())));
     }
     if let Some((roles, aggregation)) = aggregation {
         handles.push(roles.run(shutdown.clone()));

@@ -13,6 +13,7 @@ pub mod controller_ref_manager;
 pub mod clusterroleaggregation;
 pub mod controller_utils;
 pub mod deployment;
+pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;

@@ -19,6 +19,7 @@
 mod apiservices;
 mod convert;
 mod delete;
+mod eviction;
 mod ids;
 pub mod kubernetes_service;
 mod namespace_finalizer;

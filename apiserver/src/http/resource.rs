@@ -159,6 +159,16 @@ async fn dispatch(
                 }
             }
         }
+        (Method::POST, Some(name), Some(Subresource::Eviction)) => {
+            let eviction = negotiate::decode_body(headers, body)?;
+            let status = api
+                .evict(ns.unwrap_or("default"), name, &eviction, dry_run(query)?)
+                .await?;
+            let code = status.get("code").and_then(Value::as_u64).unwrap_or(201);
+            let code = StatusCode::from_u16(u16::try_from(code).unwrap_or(500))
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            Ok(json_response(code, &status, &[]))
+        }
         (Method::POST, Some(name), Some(Subresource::Binding)) => {
             let binding = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;

@@ -40,7 +40,9 @@ pub mod discovery;
 pub mod ephemeral;
 pub mod legacy;
 pub mod meta;
+pub mod networking;
 pub mod pod;
+pub mod policy;
 pub mod quota;
 pub mod rbac;
 pub mod scheduling;
@@ -198,6 +200,8 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::LimitRange => quota::default_limit_range(obj),
         Kind::PodTemplate => legacy::default_pod_template(obj),
         Kind::ReplicationController => legacy::default_replication_controller(obj),
+        Kind::NetworkPolicy => networking::default_network_policy(obj),
+        Kind::IngressClass => networking::default_ingress_class(obj),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::default_binding(obj),
         // autoscaling, admissionregistration, apiregistration
         Kind::HorizontalPodAutoscalerV1 => autoscaling::default_hpa_v1(obj),
@@ -245,7 +249,8 @@ fn fresh_status(kind: Kind, obj: &Value) -> Option<Value> {
         Kind::Namespace => json!({"phase": "Active"}),
         Kind::PersistentVolume => storage::initial_pv_status(obj),
         Kind::PersistentVolumeClaim => json!({"phase": "Pending"}),
-        Kind::Service => json!({"loadBalancer": {}}),
+        Kind::Service | Kind::Ingress => json!({"loadBalancer": {}}),
+        Kind::PodDisruptionBudget => policy::initial_status(),
         Kind::Deployment | Kind::Job | Kind::CronJob => json!({}),
         Kind::ReplicaSet | Kind::ReplicationController => json!({"replicas": 0}),
         Kind::ResourceQuota => json!({}),
@@ -343,6 +348,7 @@ pub fn validate_create(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
         Kind::Pod => errs.extend(ephemeral::validate_create(obj)),
         Kind::Service => errs.extend(core::validate_reserved_cluster_ip(obj)),
         Kind::CertificateSigningRequest => errs.extend(certificates::validate_csr(obj)),
+        Kind::Ingress => errs.extend(networking::validate_ingress_class_annotation(obj)),
         Kind::HorizontalPodAutoscaler => errs.extend(autoscaling::validate_hpa(obj)),
         _ => {}
     }
@@ -374,6 +380,8 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::CSIDriver => storage::validate_csi_driver_update(new, old),
         Kind::PriorityClass => scheduling::validate_priority_class_update(new, old),
         Kind::RuntimeClass => scheduling::validate_runtime_class_update(new, old),
+        Kind::IngressClass => networking::validate_ingress_class_update(new, old),
+        Kind::PodDisruptionBudget => policy::validate_pdb_status(new),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::validate_binding_update(new, old),
         Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
         Kind::ResourceQuota => quota::validate_resource_quota_status(new),
@@ -425,6 +433,10 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::LimitRange => quota::validate_limit_range(obj),
         Kind::PodTemplate => legacy::validate_pod_template_object(obj),
         Kind::ReplicationController => legacy::validate_replication_controller(obj),
+        Kind::Ingress => networking::validate_ingress(obj),
+        Kind::IngressClass => networking::validate_ingress_class(obj),
+        Kind::NetworkPolicy => networking::validate_network_policy(obj),
+        Kind::PodDisruptionBudget => policy::validate_pdb(obj),
         Kind::Role => rbac::validate_role(obj),
         Kind::ClusterRole => rbac::validate_cluster_role(obj),
         Kind::RoleBinding => rbac::validate_binding(obj, true),

@@ -345,7 +345,7 @@ fn is_valid_percent(s: &str) -> bool {
 }
 
 /// `ValidatePositiveIntOrPercent` plus the 100% cap when `cap` is set.
-fn validate_int_or_percent(v: Option<&Value>, path: &str, cap: bool) -> Vec<FieldError> {
+pub(crate) fn validate_int_or_percent(v: Option<&Value>, path: &str, cap: bool) -> Vec<FieldError> {
     let Some(v) = v.filter(|v| !v.is_null()) else {
         return Vec::new();
     };

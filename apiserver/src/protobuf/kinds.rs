@@ -416,6 +416,18 @@ impl Conv {
             .inner("metadata", self.metadata(metadata)?)
             .inner("spec", spec))
     }
+
+    /// policy/v1 `Eviction`: the body `kubectl drain` POSTs to `pods/NAME/eviction`.
+    pub(super) fn eviction(&mut self, m: k8s_pb::api::policy::v1::Eviction) -> Res<Obj> {
+        let k8s_pb::api::policy::v1::Eviction {
+            metadata,
+            delete_options,
+        } = m;
+        let options = delete_options.map(|o| super::meta::delete_options(o).done());
+        Ok(Obj::new()
+            .inner("metadata", self.metadata(metadata)?)
+            .ptr("deleteOptions", options))
+    }
 }
 
 fn object_reference(r: core::ObjectReference) -> Value {

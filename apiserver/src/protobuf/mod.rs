@@ -26,7 +26,7 @@
 //! certificates.k8s.io/v1 CertificateSigningRequest (with its status: the
 //! conditions `kubectl certificate approve` PUTs to `approval`); rbac.authorization.k8s.io/v1
 //! Role, ClusterRole, RoleBinding, ClusterRoleBinding (`kubectl create role` ...);
-//! authorization.k8s.io/v1 SelfSubjectRulesReview (`kubectl auth can-i --list`). Any other kind is
+//! authorization.k8s.io/v1 SelfSubjectRulesReview (`kubectl auth can-i --list`); policy/v1 Eviction (`kubectl drain`). Any other kind is
 //! [`DecodeError::Unsupported`]. `status` is skipped (a create discards it).
 //!
 //! Nothing is dropped silently. Every converter destructures its message
@@ -210,6 +210,7 @@ fn convert_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Obj, Failur
         ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
             convert::<k8s_pb::api::certificates::v1::CertificateSigningRequest>(raw, Conv::certificate_signing_request)
         }
+        ("policy/v1", "Eviction") => convert(raw, Conv::eviction),
         // rbac.authorization.k8s.io (protobuf/rbac.rs)
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
             convert::<authz::SelfSubjectRulesReview>(raw, Conv::self_subject_rules_review)

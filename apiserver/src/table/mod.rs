@@ -35,7 +35,9 @@ mod core;
 mod discovery;
 mod events;
 mod helpers;
+mod networking;
 mod pod;
+mod policy;
 mod scheduling;
 mod storage;
 mod quota;
@@ -78,6 +80,10 @@ pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::LimitRange => &quota::LIMIT_RANGE,
         Kind::PodTemplate => &quota::POD_TEMPLATE,
         Kind::ReplicationController => &quota::REPLICATION_CONTROLLER,
+        Kind::Ingress => &networking::INGRESS,
+        Kind::IngressClass => &networking::INGRESS_CLASS,
+        Kind::NetworkPolicy => &networking::NETWORK_POLICY,
+        Kind::PodDisruptionBudget => &policy::POD_DISRUPTION_BUDGET,
         Kind::Role => &rbac::ROLE,
         Kind::ClusterRole => &rbac::CLUSTER_ROLE,
         Kind::RoleBinding => &rbac::ROLE_BINDING,
