@@ -55,7 +55,7 @@ async fn eventually(c: &Cluster, what: &[&str], desc: &str, check: impl Fn(&Valu
             {
                 return v;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            pause().await;
         }
     });
     polled
@@ -67,12 +67,18 @@ async fn eventually(c: &Cluster, what: &[&str], desc: &str, check: impl Fn(&Valu
 async fn eventually_gone(c: &Cluster, args: &[&str], desc: &str) {
     let polled = tokio::time::timeout(WAIT, async {
         while c.run(args).await.success {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            pause().await;
         }
     });
     polled
         .await
         .unwrap_or_else(|_| panic!("timed out waiting for {desc}"));
+}
+
+/// A short real-time pause between two polls of the server.
+#[allow(clippy::disallowed_methods)] // polling a real server from outside: real time, not simulated
+async fn pause() {
+    tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
