@@ -20,6 +20,20 @@ fn types(evs: &[Value]) -> Vec<&str> {
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
 
+/// Waits until the root CA publisher has put `kube-root-ca.crt` in
+/// `default` (it does so within a second of the start), so that the
+/// ConfigMaps a test counts include it every time.
+async fn root_ca_published(c: &Cluster) {
+    let path = format!("{CMS}/kube-root-ca.crt");
+    let started = std::time::Instant::now();
+    while http(c.server(), "GET", &path, &[], b"").await.status != 200 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "no kube-root-ca.crt in default"
+        );
+    }
+}
+
 async fn create(c: &Cluster, name: &str, labels: &str) -> u64 {
     let body = format!(r#"{{"metadata":{{"name":"{name}","labels":{labels}}}}}"#);
     let r = http(
@@ -45,6 +59,7 @@ async fn resource_version_zero_starts_with_synthetic_added_events() {
         ..Config::ephemeral()
     })
     .await;
+    root_ca_published(&c).await;
     create(&c, "a", "{}").await;
     create(&c, "b", "{}").await;
     // timeoutSeconds is real time, whatever the time scale.
@@ -58,7 +73,8 @@ async fn resource_version_zero_starts_with_synthetic_added_events() {
     .await;
     assert_eq!(r.status, 200);
     let evs = events(&r.body);
-    assert_eq!(types(&evs), ["ADDED", "ADDED"]);
+    // a, b and kube-root-ca.crt, in key order.
+    assert_eq!(types(&evs), ["ADDED", "ADDED", "ADDED"]);
     assert_eq!(evs[0]["object"]["metadata"]["name"], "a");
     c.stop().await;
 }
@@ -135,6 +151,7 @@ async fn an_expired_resource_version_ends_the_watch_with_410() {
         ..Config::ephemeral()
     })
     .await;
+    root_ca_published(&c).await;
     let first = create(&c, "c0", "{}").await;
     for i in 1..20 {
         create(&c, &format!("c{i}"), "{}").await;
@@ -154,13 +171,18 @@ async fn an_expired_resource_version_ends_the_watch_with_410() {
     assert_eq!(evs[0]["object"]["reason"], "Expired");
     // kubectl get -w prints the Status and exits; an informer relists.
     let list = c.json(&["get", "cm"]).await;
-    assert_eq!(list["items"].as_array().unwrap().len(), 20);
+    assert_eq!(
+        list["items"].as_array().unwrap().len(),
+        20 + 1,
+        "and kube-root-ca.crt"
+    );
     c.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lists_page_with_limit_and_continue() {
     let mut c = Cluster::start().await;
+    root_ca_published(&c).await;
     for i in 0..5 {
         create(&c, &format!("p{i}"), "{}").await;
     }
@@ -168,7 +190,8 @@ async fn lists_page_with_limit_and_continue() {
     let page = r.json();
     assert_eq!(page["kind"], "ConfigMapList");
     assert_eq!(page["items"].as_array().unwrap().len(), 2);
-    assert_eq!(page["metadata"]["remainingItemCount"], 3);
+    // p0..p4 and kube-root-ca.crt.
+    assert_eq!(page["metadata"]["remainingItemCount"], 4);
     let token = page["metadata"]["continue"].as_str().unwrap().to_string();
     let r = http(
         c.server(),
@@ -179,14 +202,18 @@ async fn lists_page_with_limit_and_continue() {
     )
     .await;
     let rest = r.json();
-    assert_eq!(rest["items"].as_array().unwrap().len(), 3);
+    assert_eq!(rest["items"].as_array().unwrap().len(), 4);
     assert!(rest["metadata"].get("continue").is_none());
     // kubectl pages the same way.
     let names = c.ok(&["get", "cm", "--chunk-size=2", "-o", "name"]).await;
-    assert_eq!(names.lines().count(), 5, "{names}");
+    assert_eq!(names.lines().count(), 6, "{names}");
     let sorted = c
         .ok(&["get", "cm", "--sort-by=.metadata.name", "-o", "name"])
         .await;
-    assert_eq!(sorted.lines().next(), Some("configmap/p0"));
+    assert_eq!(
+        sorted.lines().nth(1),
+        Some("configmap/p0"),
+        "after configmap/kube-root-ca.crt"
+    );
     c.stop().await;
 }
