@@ -48,7 +48,7 @@ async fn eventually(c: &Cluster, what: &[&str], desc: &str, check: impl Fn(&Valu
             {
                 return v;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            c.server().api().clock().sleep(Duration::from_millis(100)).await;
         }
     });
     polled
@@ -296,6 +296,38 @@ async fn resource_quota_verbs_and_validation() {
         seen[0].contains("REQUEST") && seen[0].contains("LIMIT"),
         "{seen:#?}"
     );
+
+    // kubectl's generator (a protobuf body since kubectl 1.32).
+    let err = c
+        .fails(&[
+            "create",
+            "quota",
+            "gen",
+            "--hard=pods=3,secrets=1",
+            "--scopes=NotTerminating",
+        ])
+        .await;
+    assert!(
+        err.contains(r#"spec.scopes: Invalid value: []core.ResourceQuotaScope{"NotTerminating"}: unsupported scope applied to resource"#),
+        "{err}"
+    );
+    let out = c
+        .ok(&[
+            "create",
+            "quota",
+            "gen",
+            "--hard=pods=3,requests.cpu=1",
+            "--scopes=NotTerminating",
+        ])
+        .await;
+    assert!(out.contains("resourcequota/gen created"), "{out}");
+    let q = c.json(&["get", "quota", "gen"]).await;
+    assert_eq!(
+        q["spec"]["hard"],
+        serde_json::json!({"pods": "3", "requests.cpu": "1"}),
+        "{q}"
+    );
+    assert_eq!(q["spec"]["scopes"], serde_json::json!(["NotTerminating"]), "{q}");
 
     let err = create_fails(
         &c,
@@ -574,16 +606,24 @@ async fn replication_controller_verbs_table_scale_and_validation() {
 async fn kubectl_debug_adds_an_ephemeral_container_that_then_stays() {
     let mut c = Cluster::start().await;
     apply(&c, &pod("target", None)).await;
-    c.ok(&["debug", "target", "--image=busybox", "--container=dbg"]).await;
+    c.ok(&["debug", "target", "--image=busybox", "--container=dbg"])
+        .await;
     let p = c.json(&["get", "pod", "target"]).await;
     let ephemeral = &p["spec"]["ephemeralContainers"];
     assert_eq!(ephemeral[0]["name"], "dbg", "{p}");
     assert_eq!(ephemeral[0]["image"], "busybox", "{p}");
-    assert_eq!(p["spec"]["containers"][0]["image"], "nginx", "the rest of the pod is untouched");
+    assert_eq!(
+        p["spec"]["containers"][0]["image"], "nginx",
+        "the rest of the pod is untouched"
+    );
 
     // GET of the subresource is the pod; a PUT that drops the container is refused.
     let raw = c
-        .ok(&["get", "--raw", "/api/v1/namespaces/default/pods/target/ephemeralcontainers"])
+        .ok(&[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/target/ephemeralcontainers",
+        ])
         .await;
     let mut live: Value = serde_json::from_str(&raw).unwrap();
     assert_eq!(live["kind"], "Pod");
@@ -599,7 +639,9 @@ async fn kubectl_debug_adds_an_ephemeral_container_that_then_stays() {
         ])
         .await;
     assert!(
-        err.contains(r#"spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not be removed"#),
+        err.contains(
+            r#"spec.ephemeralContainers: Forbidden: existing ephemeral containers "dbg" may not be removed"#
+        ),
         "{err}"
     );
     // Through the pod itself, ephemeral containers cannot be added.

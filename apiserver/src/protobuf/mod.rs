@@ -43,6 +43,7 @@ mod autoscaling;
 mod kinds;
 mod meta;
 mod pod;
+mod quota;
 mod rbac;
 #[cfg(test)]
 mod tests;
@@ -192,6 +193,7 @@ fn convert_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Obj, Failur
         ("v1", "Service") => convert::<core::Service>(raw, Conv::service),
         ("v1", "ServiceAccount") => convert::<core::ServiceAccount>(raw, Conv::service_account),
         ("v1", "Pod") => convert::<core::Pod>(raw, Conv::pod),
+        ("v1", "ResourceQuota") => convert::<core::ResourceQuota>(raw, Conv::resource_quota),
         ("apps/v1", "Deployment") => convert::<apps::Deployment>(raw, Conv::deployment),
         ("autoscaling/v1", "HorizontalPodAutoscaler") => convert::<
             k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler,
