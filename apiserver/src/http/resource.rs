@@ -135,7 +135,14 @@ async fn dispatch(
             let answer = reviews::token_request(state, ns.unwrap_or("default"), name, request)?;
             out.object(StatusCode::CREATED, answer, &[])
         }
-        (Method::PUT, Some(name), sub @ (None | Some(Subresource::Status) | Some(Subresource::Approval))) => {
+        (
+            Method::PUT,
+            Some(name),
+            sub @ (None
+            | Some(Subresource::Status)
+            | Some(Subresource::Approval)
+            | Some(Subresource::EphemeralContainers)),
+        ) => {
             let obj = negotiate::decode_body(headers, body)?;
             let opts = write_options(query, headers)?;
             let written = api.update(&info, ns, name, obj, sub, &opts).await?;
@@ -144,7 +151,11 @@ async fn dispatch(
         (
             Method::PATCH,
             Some(name),
-            sub @ (None | Some(Subresource::Status) | Some(Subresource::Scale) | Some(Subresource::Approval)),
+            sub @ (None
+            | Some(Subresource::Status)
+            | Some(Subresource::Scale)
+            | Some(Subresource::Approval)
+            | Some(Subresource::EphemeralContainers)),
         ) => {
             patch(&out, &route, name, sub, headers, body).await
         }
