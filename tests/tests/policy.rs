@@ -297,6 +297,15 @@ spec:
         "{err}"
     );
 
+    // Update: `kubectl replace` of each object as read (its resourceVersion a precondition).
+    for (kind, name) in [("ingress", "web"), ("ingressclass", "nginx"), ("netpol", "web")] {
+        let mut obj = c.json(&["get", kind, name]).await;
+        obj["metadata"]["labels"] = json!({"replaced": "yes"});
+        let file = c.file("replace.json", &obj.to_string());
+        c.ok(&["replace", "-f", file.to_str().unwrap()]).await;
+        let out = c.ok(&["get", kind, "-l", "replaced=yes", "-o", "name"]).await;
+        assert!(out.contains(&format!("/{name}")), "{kind}: {out}");
+    }
     for (kind, name) in [("ingress", "web"), ("ingressclass", "nginx"), ("netpol", "web")] {
         c.ok(&["delete", kind, name]).await;
         let err = c.fails(&["get", kind, name]).await;
@@ -523,6 +532,20 @@ async fn a_budget_follows_its_pods_and_evictions_honour_it() {
     })
     .await;
     assert_eq!(pdb["status"]["disruptionsAllowed"], 0);
+    // Update: `kubectl replace` keeps the status (only /status writes it).
+    // Without a resourceVersion: the controller may write the status meanwhile.
+    let mut obj = pdb.clone();
+    obj["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+    obj["spec"]["minAvailable"] = json!(1);
+    obj["status"]["disruptionsAllowed"] = json!(99);
+    let file = c.file("pdb.json", &obj.to_string());
+    c.ok(&["replace", "-f", file.to_str().unwrap()]).await;
+    let pdb = wait_json(&c, &["get", "pdb", "web"], "generation 3 observed", |p| {
+        p["status"]["observedGeneration"] == 3
+    })
+    .await;
+    assert_eq!(pdb["status"]["desiredHealthy"], 1);
+    assert_ne!(pdb["status"]["disruptionsAllowed"], 99);
     c.ok(&["delete", "pdb", "web"]).await;
     c.stop().await;
 }

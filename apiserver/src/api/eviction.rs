@@ -450,6 +450,41 @@ mod tests {
     }
 
     #[test]
+    fn kubectl_drains_protobuf_eviction_decodes_to_the_json_eviction() {
+        use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+        use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+        use prost::Message;
+        let eviction = k8s_pb::api::policy::v1::Eviction {
+            metadata: Some(meta::ObjectMeta {
+                name: Some("web-1".into()),
+                namespace: Some("default".into()),
+                ..Default::default()
+            }),
+            delete_options: Some(meta::DeleteOptions {
+                grace_period_seconds: Some(5),
+                ..Default::default()
+            }),
+        };
+        let unknown = Unknown {
+            type_meta: Some(TypeMeta {
+                api_version: Some("policy/v1".into()),
+                kind: Some("Eviction".into()),
+            }),
+            raw: Some(eviction.encode_to_vec()),
+            content_encoding: Some(String::new()),
+            content_type: Some(String::new()),
+        };
+        let mut body = b"k8s\0".to_vec();
+        body.extend(unknown.encode_to_vec());
+        let json = crate::protobuf::decode(&body).unwrap();
+        assert_eq!(json["kind"], "Eviction");
+        assert_eq!(json["metadata"]["name"], "web-1");
+        assert_eq!(json["deleteOptions"]["gracePeriodSeconds"], 5);
+        let options = DeleteOptions::from_json(&json["deleteOptions"]).unwrap();
+        assert_eq!(options.grace_period, Some(5));
+    }
+
+    #[test]
     fn an_unready_pod_goes_when_the_budget_is_met_or_always_allowed() {
         assert!(unready_pod_may_go(&pdb(0, 2, 2)));
         assert!(!unready_pod_may_go(&pdb(0, 1, 2)));
