@@ -58,7 +58,7 @@ async fn eventually(c: &Cluster, args: &[&str], what: &str, check: impl Fn(&Valu
             return v;
         }
         assert!(tokio::time::Instant::now() < deadline, "never saw {what}: {v:#}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.server().api().clock().sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -471,7 +471,7 @@ async fn aggregated_roles_grant_in_rbac_mode() {
         .contains("forbidden")
     {
         assert!(tokio::time::Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.server().api().clock().sleep(Duration::from_millis(100)).await;
     }
     eventually(&c, &["get", "clusterrole", "view"], "view aggregated", |r| {
         grants(r, "deployments")

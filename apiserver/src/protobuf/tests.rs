@@ -154,14 +154,30 @@ fn tls_secret_fixture() {
 
 #[test]
 fn other_generators_are_unsupported_with_415() {
-    let error = decode(include_bytes!("../../testdata/protobuf/role.pb")).unwrap_err();
+    let body = wrap("v1", "PodTemplate", &core::PodTemplate::default());
+    let error = decode(&body).unwrap_err();
     assert!(
         matches!(&error, DecodeError::Unsupported { api_version, kind }
-            if api_version == "rbac.authorization.k8s.io/v1" && kind == "Role"),
+            if api_version == "v1" && kind == "PodTemplate"),
         "{error:?}"
     );
     assert_eq!(error.status_code(), 415);
-    assert!(error.to_string().contains("Role"));
+    assert!(error.to_string().contains("PodTemplate"));
+}
+
+/// `kubectl create role` (this fixture was the unsupported example before
+/// the RBAC kinds were decoded; see protobuf/rbac.rs).
+#[test]
+fn kubectl_create_role_decodes() {
+    let role = decode(include_bytes!("../../testdata/protobuf/role.pb")).unwrap();
+    assert_eq!(role["kind"], "Role");
+    assert_eq!(role["apiVersion"], "rbac.authorization.k8s.io/v1");
+    let rule = &role["rules"][0];
+    assert!(rule["verbs"].as_array().is_some_and(|v| !v.is_empty()), "{role}");
+    assert!(
+        rule["resources"].as_array().is_some_and(|v| !v.is_empty()),
+        "{role}"
+    );
 }
 
 #[test]
