@@ -78,3 +78,104 @@ impl super::DeleteOutcome {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::api::{PatchType, WatchEvent, WatchOptions, WriteOptions};
+    use crate::testkit::TestApi;
+
+    fn hpa_v1() -> serde_json::Value {
+        json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "maxReplicas": 4, "targetCPUUtilizationPercentage": 60}})
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_hpa_written_as_v1_is_stored_as_v2_and_served_in_both() {
+        let api = TestApi::builder().build().await;
+        let v1 = api
+            .resource("autoscaling", "v1", "horizontalpodautoscalers")
+            .unwrap();
+        let v2 = api
+            .resource("autoscaling", "v2", "horizontalpodautoscalers")
+            .unwrap();
+        let opts = WriteOptions::default();
+        let created = api.create(&v1, Some("default"), hpa_v1(), &opts).await.unwrap();
+        assert_eq!(created.object["apiVersion"], "autoscaling/v1");
+        assert_eq!(created.object["spec"]["minReplicas"], 1);
+
+        // Stored once, as v2.
+        let raw = api.store().get(&v2.key(Some("default"), "web")).unwrap().unwrap();
+        let stored: serde_json::Value = serde_json::from_slice(&raw.value).unwrap();
+        assert_eq!(stored["apiVersion"], "autoscaling/v2");
+        assert_eq!(
+            stored["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            60
+        );
+
+        // A v1 watch sees a change made through v2 as v1.
+        let from = api.store().revision();
+        let watch = WatchOptions {
+            resource_version: Some(from),
+            ..Default::default()
+        };
+        let mut events = api.watch(&v1, Some("default"), &watch).unwrap();
+        let patch = json!({"spec": {"maxReplicas": 7}});
+        let patched = api
+            .patch(&v2, Some("default"), "web", PatchType::Merge, &patch, None, &opts)
+            .await
+            .unwrap();
+        assert_eq!(patched.object["apiVersion"], "autoscaling/v2");
+        let Some(WatchEvent::Modified(seen)) = events.recv().await else {
+            panic!("the patch is seen");
+        };
+        assert_eq!(seen["apiVersion"], "autoscaling/v1");
+        assert_eq!(seen["spec"]["maxReplicas"], 7);
+        assert_eq!(seen["spec"]["targetCPUUtilizationPercentage"], 60);
+
+        // Lists and gets of either version; a delete answers in the version asked.
+        let list = api.list(&v1, Some("default"), &Default::default()).unwrap();
+        assert_eq!(list.items[0]["apiVersion"], "autoscaling/v1");
+        assert_eq!(
+            api.get(&v2, Some("default"), "web").unwrap()["spec"]["maxReplicas"],
+            7
+        );
+        let gone = api
+            .delete(&v1, Some("default"), "web", &Default::default())
+            .await
+            .unwrap();
+        let (crate::api::DeleteOutcome::Deleted(last) | crate::api::DeleteOutcome::Pending(last)) = gone;
+        assert_eq!(last["apiVersion"], "autoscaling/v1");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_v1_update_keeps_what_only_v2_holds() {
+        let api = TestApi::builder().build().await;
+        let v1 = api
+            .resource("autoscaling", "v1", "horizontalpodautoscalers")
+            .unwrap();
+        let v2 = api
+            .resource("autoscaling", "v2", "horizontalpodautoscalers")
+            .unwrap();
+        let opts = WriteOptions::default();
+        let mut hpa = hpa_v1();
+        hpa["apiVersion"] = json!("autoscaling/v2");
+        hpa["spec"] = json!({"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 4,
+            "metrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"},
+                "target": {"type": "AverageValue", "averageValue": "10"}}}]});
+        api.create(&v2, Some("default"), hpa, &opts).await.unwrap();
+        // Read as v1, change, write back as v1 (what `kubectl edit` of the v1 view does).
+        let mut as_v1 = api.get(&v1, Some("default"), "web").unwrap();
+        as_v1["spec"]["maxReplicas"] = json!(9);
+        api.update(&v1, Some("default"), "web", as_v1, None, &opts)
+            .await
+            .unwrap();
+        let back = api.get(&v2, Some("default"), "web").unwrap();
+        assert_eq!(back["spec"]["maxReplicas"], 9);
+        assert_eq!(back["spec"]["metrics"][0]["pods"]["metric"]["name"], "qps");
+        assert!(back["metadata"].get("annotations").is_none(), "{back}");
+    }
+}
