@@ -211,3 +211,76 @@ fn key_id(public_key_pem: &str) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, &der);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest.as_ref())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> ServiceAccountTokens {
+        let key = rcgen::KeyPair::generate().unwrap();
+        ServiceAccountTokens::from_pem(&key.serialize_pem(), &key.public_key_pem()).unwrap()
+    }
+
+    fn claims(aud: &[&str]) -> Claims {
+        Claims {
+            aud: aud.iter().map(|a| a.to_string()).collect(),
+            exp: 1_000 + 600,
+            iat: 1_000,
+            iss: ISSUER.into(),
+            jti: "id-1".into(),
+            kubernetes: KubernetesClaims {
+                namespace: "ns".into(),
+                pod: None,
+                secret: None,
+                serviceaccount: ObjectRef {
+                    name: "sa".into(),
+                    uid: "u-1".into(),
+                },
+            },
+            nbf: 1_000,
+            sub: "system:serviceaccount:ns:sa".into(),
+        }
+    }
+
+    #[test]
+    fn a_token_verifies_with_its_key_only() {
+        let (ours, theirs) = (keys(), keys());
+        let token = ours.issue(&claims(&[ISSUER])).unwrap();
+        assert_eq!(ours.verify(&token).unwrap(), claims(&[ISSUER]));
+        assert!(matches!(theirs.verify(&token), Err(Rejection::Invalid(_))));
+        assert_eq!(ours.verify("not-a-jwt"), Err(Rejection::NotOurs));
+        let mut foreign = claims(&[ISSUER]);
+        foreign.iss = "https://accounts.example.com".into();
+        assert_eq!(
+            ours.verify(&theirs.issue(&foreign).unwrap()),
+            Err(Rejection::NotOurs)
+        );
+    }
+
+    #[test]
+    fn times_have_a_minute_of_leeway() {
+        let c = claims(&[ISSUER]);
+        assert_eq!(check_times(&c, 1_000), Ok(()));
+        assert_eq!(check_times(&c, 1_660), Ok(()));
+        assert_eq!(
+            check_times(&c, 1_661),
+            Err("service account token has expired".into())
+        );
+        assert_eq!(
+            check_times(&c, 939),
+            Err("service account token is not valid yet".into())
+        );
+    }
+
+    #[test]
+    fn audiences_intersect_or_fail_with_upstreams_text() {
+        let c = claims(&["vault", ISSUER]);
+        assert_eq!(audiences(&c, &[ISSUER.to_string()]), Ok(vec![ISSUER.to_string()]));
+        assert_eq!(
+            audiences(&claims(&["vault"]), &[ISSUER.to_string()]),
+            Err(format!(
+                "token audiences [\"vault\"] is invalid for the target audiences [\"{ISSUER}\"]"
+            ))
+        );
+    }
+}
