@@ -162,6 +162,7 @@ fn start_components(
             &pods,
         )
     });
+
     // The ResourceQuota controller: every quota's status.hard and status.used.
     let quota_controller = which.controllers.then(|| {
         let resources = deletable_resources(api.registry());

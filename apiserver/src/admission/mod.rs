@@ -19,8 +19,8 @@
 //! Simplified: no plugin configuration, no webhooks; a plugin reads the
 //! store through [`Api`] directly instead of an informer's lister.
 
-pub mod limit_ranger;
 pub mod default_storage_class;
+pub mod limit_ranger;
 pub mod namespace_lifecycle;
 pub mod priority;
 pub mod quota_evaluator;

@@ -123,10 +123,10 @@ impl Api {
         let info = stored.as_deref().unwrap_or(view);
         let (mut new, warnings) = self.admit_body(view, namespace, None, body, opts, Origin::Body)?;
         admit_create(self, info, namespace, "", &new)?;
+        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         // Mutating admission of the storage and priority classes.
         admission::default_storage_class::admit(self, admission::Operation::Create, info, &mut new)?;
         admission::priority::admit(self, admission::Operation::Create, info, &mut new)?;
-        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         let generated = self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
@@ -259,10 +259,10 @@ impl Api {
         let (mut new, warnings) =
             self.admit_body(view, namespace, Some(name), applied, opts, Origin::Patch)?;
         admit_create(self, info, namespace, name, &new)?;
+        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         // Mutating admission of the storage and priority classes.
         admission::default_storage_class::admit(self, admission::Operation::Create, info, &mut new)?;
         admission::priority::admit(self, admission::Operation::Create, info, &mut new)?;
-        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
         self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
