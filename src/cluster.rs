@@ -30,9 +30,9 @@ use controllers::volume::controller::PersistentVolumeController;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Service, ServiceAccount};
 use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRole;
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kubelet_sim::node::Capacity;
 use scheduler_stub::run::Scheduler;
@@ -166,7 +166,13 @@ fn start_components(
     // The ResourceQuota controller: every quota's status.hard and status.used.
     let quota_controller = which.controllers.then(|| {
         let resources = deletable_resources(api.registry());
-        ResourceQuotaController::new(client("resourcequota-controller"), clock.clone(), &quotas, &pods, resources)
+        ResourceQuotaController::new(
+            client("resourcequota-controller"),
+            clock.clone(),
+            &quotas,
+            &pods,
+            resources,
+        )
     });
 
     // What every namespace and Service gets: the default ServiceAccount,
@@ -279,7 +285,8 @@ pub fn start_csr_signer(
     use controllers::certificates::plan::DEFAULT_CERT_TTL;
     use controllers::certificates::sign::CertificateAuthority;
     use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-    let csrs = Informer::<CertificateSigningRequest>::new(client(api, "miniplane-informers"), clock.clone(), None);
+    let csrs =
+        Informer::<CertificateSigningRequest>::new(client(api, "miniplane-informers"), clock.clone(), None);
     let ca = CertificateAuthority {
         cert: pki.ca_cert.clone(),
         key: pki.ca_key.clone(),

@@ -21,8 +21,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use apiserver::http::AppState;
 use apiserver::auth::serviceaccount::{KeyError, ServiceAccountTokens};
+use apiserver::http::AppState;
 use apiserver::http::auth::Authenticator;
 use apiserver::{Api, Registry};
 use store::{Clock, Durability, Store};
@@ -243,8 +243,12 @@ impl Server {
                 None => tokio::spawn(apiserver::http::serve(listener, state)),
                 Some(pki) => {
                     let tls = apiserver::http::tls::server_config(&pki.tls_files())?;
-                    let keys = ServiceAccountTokens::from_pem(&pki.service_account_key, &pki.service_account_public_key)?;
-                    let authenticator = Authenticator::new(vec![pki.token.clone()]).with_service_accounts(keys);
+                    let keys = ServiceAccountTokens::from_pem(
+                        &pki.service_account_key,
+                        &pki.service_account_public_key,
+                    )?;
+                    let authenticator =
+                        Authenticator::new(vec![pki.token.clone()]).with_service_accounts(keys);
                     let state = state.with_authenticator(authenticator);
                     tokio::spawn(apiserver::http::tls::serve_tls(listener, state, tls))
                 }
@@ -274,7 +278,13 @@ impl Server {
         components.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
         // The CSR signer needs the CA key, so it runs only with HTTPS.
         if let (Some(pki), Some(sim)) = (&pki, &config.sim) {
-            components.extend(cluster::start_csr_signer(&api, &config.clock, pki, sim.workers, &shutdown));
+            components.extend(cluster::start_csr_signer(
+                &api,
+                &config.clock,
+                pki,
+                sim.workers,
+                &shutdown,
+            ));
         }
         for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
             let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);

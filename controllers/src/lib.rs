@@ -9,8 +9,8 @@
 //! module names the upstream controller it follows.
 
 pub mod certificates;
-pub mod controller_ref_manager;
 pub mod clusterroleaggregation;
+pub mod controller_ref_manager;
 pub mod controller_utils;
 pub mod deployment;
 pub mod disruption;

@@ -65,6 +65,14 @@ impl Cluster {
         self.server.as_ref().expect("server is running")
     }
 
+    /// Waits `real` of wall-clock time, measured on the server's clock (so
+    /// scaled by its `--time-scale`): the one way a test outside the server
+    /// waits, since the wall clock is not read directly.
+    pub async fn sleep_real(&self, real: std::time::Duration) {
+        let clock = self.server().api().clock();
+        clock.sleep(real.mul_f64(clock.scale())).await;
+    }
+
     /// Uses another kubectl binary for later calls.
     pub fn with_kubectl(mut self, path: PathBuf) -> Self {
         self.kubectl = path;

@@ -203,7 +203,7 @@ async fn an_expired_token_is_refused() {
         .to_string();
     let fresh = whoami_with_token(&c, &token).await;
     assert!(fresh.success, "{}", fresh.stderr);
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    c.sleep_real(Duration::from_secs(8)).await;
     let expired = whoami_with_token(&c, &token).await;
     assert!(!expired.success, "{expired:?}");
     assert!(
@@ -286,7 +286,7 @@ async fn csr_until(c: &Cluster, name: &str, desc: &str, check: impl Fn(&Value) -
             {
                 return v;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            c.sleep_real(Duration::from_millis(100)).await;
         }
     });
     polled
@@ -388,7 +388,7 @@ async fn an_approved_csr_is_signed_and_its_certificate_authenticates_as_its_cn()
             .any(|l| l.starts_with("mallory ") && l.ends_with("Denied")),
         "{table}"
     );
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    c.sleep_real(Duration::from_secs(1)).await;
     assert!(c.json(&["get", "csr", "mallory"]).await["status"]["certificate"].is_null());
 
     // The certificate authenticates as its CN, in its O.

@@ -138,17 +138,31 @@ impl Api {
     async fn bootstrap_classes(&self) -> ApiResult<()> {
         use crate::kinds::{scheduling, storage};
         let classes = [
-            ("scheduling.k8s.io", "priorityclasses", scheduling::system_priority_classes()),
-            ("storage.k8s.io", "storageclasses", vec![storage::standard_storage_class()]),
+            (
+                "scheduling.k8s.io",
+                "priorityclasses",
+                scheduling::system_priority_classes(),
+            ),
+            (
+                "storage.k8s.io",
+                "storageclasses",
+                vec![storage::standard_storage_class()],
+            ),
         ];
         for (group, plural, objects) in classes {
             let info = self.resource(group, "v1", plural)?;
             for object in objects {
-                let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+                let name = object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 if self.get(&info, None, name).is_ok() {
                     continue;
                 }
-                match self.create(&info, None, object.clone(), &WriteOptions::default()).await {
+                match self
+                    .create(&info, None, object.clone(), &WriteOptions::default())
+                    .await
+                {
                     Ok(_) => {}
                     Err(e) if e.reason == crate::error::Reason::AlreadyExists => {}
                     Err(e) => return Err(e),

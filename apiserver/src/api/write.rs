@@ -682,7 +682,12 @@ fn validate_ephemeral(info: &ResourceInfo, new: &Value, old: &Value) -> ApiResul
     if errors.is_empty() {
         return Ok(());
     }
-    Err(ApiError::invalid(&info.group, &info.kind, obj::name(new), &errors))
+    Err(ApiError::invalid(
+        &info.group,
+        &info.kind,
+        obj::name(new),
+        &errors,
+    ))
 }
 
 /// The validating admission of a create ([`admission::validate`]: quota).

@@ -129,7 +129,8 @@ pub(super) async fn serve_connection<I>(
     let service = hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
         let request = OpenRequest::start(&count);
         if let Some(user) = &client_certificate_user {
-            req.extensions_mut().insert(VerifiedClientCertificate(user.clone()));
+            req.extensions_mut()
+                .insert(VerifiedClientCertificate(user.clone()));
         }
         let app = app.clone();
         async move {

@@ -152,7 +152,9 @@ pub fn api_group(registry: &Registry, group: &str) -> Option<Value> {
         .map(|(_, v)| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
         .collect();
     let preferred = versions.first()?.clone();
-    Some(json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": versions, "preferredVersion": preferred}))
+    Some(
+        json!({"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": versions, "preferredVersion": preferred}),
+    )
 }
 
 /// Legacy `/api/v1` or `/apis/<group>/<version>`: `APIResourceList`, or

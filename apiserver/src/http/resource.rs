@@ -19,10 +19,10 @@ use super::params::{self, flag};
 use super::route::Route;
 use super::tables::{self, IncludeObject};
 use super::{AppState, metadata, reviews, watch};
-use crate::auth::UserInfo;
 use crate::api::{
     DeleteOptions, DeleteOutcome, FieldValidation, ListOptions, PatchType, WatchOptions, WriteOptions,
 };
+use crate::auth::UserInfo;
 use crate::error::{ApiError, ApiResult, Reason};
 use crate::fields::FieldSelector;
 use crate::registry::{ResourceInfo, Subresource};
@@ -156,9 +156,7 @@ async fn dispatch(
             | Some(Subresource::Scale)
             | Some(Subresource::Approval)
             | Some(Subresource::EphemeralContainers)),
-        ) => {
-            patch(&out, &route, name, sub, headers, body).await
-        }
+        ) => patch(&out, &route, name, sub, headers, body).await,
         (Method::DELETE, Some(name), None) => {
             let opts = delete_options(query, headers, body)?;
             match api.delete(&info, ns, name, &opts).await? {

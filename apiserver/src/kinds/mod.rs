@@ -373,7 +373,9 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::ConfigMap => core::validate_configmap_update(new, old),
         Kind::Secret => core::validate_secret_update(new, old),
         Kind::EndpointSlice => discovery::validate_endpoint_slice_update(new, old),
+        Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
         Kind::CertificateSigningRequest => certificates::validate_csr_update(new, old),
+        Kind::ResourceQuota => quota::validate_resource_quota_status(new),
         Kind::PersistentVolume => storage::validate_persistent_volume_update(new, old),
         Kind::PersistentVolumeClaim => storage::validate_persistent_volume_claim_update(new, old),
         Kind::StorageClass => storage::validate_storage_class_update(new, old),
@@ -383,8 +385,6 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::IngressClass => networking::validate_ingress_class_update(new, old),
         Kind::PodDisruptionBudget => policy::validate_pdb_status(new),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::validate_binding_update(new, old),
-        Kind::HorizontalPodAutoscaler => autoscaling::validate_hpa_update(new, old),
-        Kind::ResourceQuota => quota::validate_resource_quota_status(new),
         _ => Vec::new(),
     });
     errs
@@ -397,10 +397,10 @@ fn name_rule(kind: Kind) -> meta::NameRule {
         Kind::Role | Kind::ClusterRole | Kind::RoleBinding | Kind::ClusterRoleBinding => {
             meta::NameRule::PathSegment
         }
-        // `v1.` (the core group) is a valid APIService name; the rest of the rule is in `validate_api_service`
-        Kind::APIService => meta::NameRule::PathSegment,
         // Upstream does not care what CSRs are called; a path segment is the store's limit.
         Kind::CertificateSigningRequest => meta::NameRule::PathSegment,
+        // `v1.` (the core group) is a valid APIService name; the rest of the rule is in `validate_api_service`
+        Kind::APIService => meta::NameRule::PathSegment,
         _ => meta::NameRule::Subdomain,
     }
 }
@@ -441,8 +441,12 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::ClusterRole => rbac::validate_cluster_role(obj),
         Kind::RoleBinding => rbac::validate_binding(obj, true),
         Kind::ClusterRoleBinding => rbac::validate_binding(obj, false),
-        Kind::ValidatingWebhookConfiguration => admissionregistration::validate_webhook_configuration(obj, false),
-        Kind::MutatingWebhookConfiguration => admissionregistration::validate_webhook_configuration(obj, true),
+        Kind::ValidatingWebhookConfiguration => {
+            admissionregistration::validate_webhook_configuration(obj, false)
+        }
+        Kind::MutatingWebhookConfiguration => {
+            admissionregistration::validate_webhook_configuration(obj, true)
+        }
         Kind::ValidatingAdmissionPolicy => admissionregistration::validate_policy(obj),
         Kind::ValidatingAdmissionPolicyBinding => admissionregistration::validate_binding(obj),
         Kind::APIService => apiregistration::validate_api_service(obj),

@@ -323,7 +323,11 @@ impl Conv {
     /// `kubectl certificate approve|deny` PUTs the whole CSR to `approval`:
     /// unlike a create, its status (the conditions) is the point.
     pub(super) fn certificate_signing_request(&mut self, m: certs::CertificateSigningRequest) -> Res<Obj> {
-        let certs::CertificateSigningRequest { metadata, spec, status } = m;
+        let certs::CertificateSigningRequest {
+            metadata,
+            spec,
+            status,
+        } = m;
         // kubectl sends back the managedFields it read; an update without
         // them keeps the stored ones, which is what sending them back means.
         let metadata = metadata.map(|mut m| {
@@ -358,7 +362,10 @@ impl Conv {
         });
         let status = status
             .map(|s| -> Res<Value> {
-                let certs::CertificateSigningRequestStatus { conditions, certificate } = s;
+                let certs::CertificateSigningRequestStatus {
+                    conditions,
+                    certificate,
+                } = s;
                 let conditions = super::json::each("conditions", conditions, |c| {
                     let certs::CertificateSigningRequestCondition {
                         r#type,

@@ -38,8 +38,8 @@
 //! giving [`DecodeError::UnknownFields`]. Both map to HTTP 415, which tells
 //! the user to send JSON instead (`kubectl create -f`, or `apply`).
 
-mod json;
 mod autoscaling;
+mod json;
 mod kinds;
 mod meta;
 mod pod;
@@ -209,9 +209,11 @@ fn convert_kind(api_version: &str, kind: &str, raw: &[u8]) -> Result<Obj, Failur
         ("authentication.k8s.io/v1", "SelfSubjectReview") => {
             convert::<authn::SelfSubjectReview>(raw, Conv::self_subject_review)
         }
-        ("certificates.k8s.io/v1", "CertificateSigningRequest") => {
-            convert::<k8s_pb::api::certificates::v1::CertificateSigningRequest>(raw, Conv::certificate_signing_request)
-        }
+        ("certificates.k8s.io/v1", "CertificateSigningRequest") => convert::<
+            k8s_pb::api::certificates::v1::CertificateSigningRequest,
+        >(
+            raw, Conv::certificate_signing_request
+        ),
         ("policy/v1", "Eviction") => convert(raw, Conv::eviction),
         // rbac.authorization.k8s.io (protobuf/rbac.rs)
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {

@@ -38,10 +38,10 @@ mod helpers;
 mod networking;
 mod pod;
 mod policy;
-mod scheduling;
-mod storage;
 mod quota;
 mod rbac;
+mod scheduling;
+mod storage;
 
 pub use helpers::{human_duration, human_duration_between, translate_timestamp_since};
 

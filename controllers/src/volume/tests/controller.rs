@@ -43,7 +43,7 @@ fn start(client: &Arc<dyn Client>, clock: &Clock, tasks: &mut Tasks) {
 }
 
 /// Polls until `check` holds, for up to 60 s of simulated time.
-async fn eventually<F, Fut>(what: &str, mut check: F)
+async fn eventually<F, Fut>(clock: &Clock, what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -52,7 +52,7 @@ where
         if check().await {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        clock.sleep(Duration::from_millis(100)).await;
     }
     panic!("timed out waiting for {what}");
 }
@@ -76,7 +76,7 @@ async fn selected_node_claim_is_provisioned_bound_and_reclaimed() {
         created.spec.as_ref().unwrap().storage_class_name.as_deref(),
         Some("standard")
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    clock.sleep(Duration::from_secs(2)).await;
     assert!(
         volumes.list(None, &Default::default()).await.unwrap().is_empty(),
         "waits for its consumer"
@@ -91,20 +91,20 @@ async fn selected_node_claim_is_provisioned_bound_and_reclaimed() {
     claims.update(&selected).await.unwrap();
     let uid = created.metadata.uid.clone().unwrap();
     let pv_name = format!("pvc-{uid}");
-    eventually("the claim to be bound", || async {
+    eventually(&clock, "the claim to be bound", || async {
         let c = claims.get(Some("default"), "data").await.unwrap();
         c.status.and_then(|s| s.phase).as_deref() == Some("Bound")
             && c.spec.and_then(|s| s.volume_name).as_deref() == Some(pv_name.as_str())
     })
     .await;
-    eventually("the volume to be bound", || async {
+    eventually(&clock, "the volume to be bound", || async {
         let v = volumes.get(None, &pv_name).await.unwrap();
         v.status.and_then(|s| s.phase).as_deref() == Some("Bound")
     })
     .await;
 
     claims.delete(Some("default"), "data").await.unwrap();
-    eventually("the volume to be deleted", || async {
+    eventually(&clock, "the volume to be deleted", || async {
         volumes.get(None, &pv_name).await.is_err()
     })
     .await;
@@ -132,13 +132,13 @@ async fn retained_volume_is_released() {
     }))
     .unwrap();
     claims.create(Some("default"), &claim).await.unwrap();
-    eventually("the static volume to be bound", || async {
+    eventually(&clock, "the static volume to be bound", || async {
         let v = volumes.get(None, "manual").await.unwrap();
         v.status.and_then(|s| s.phase).as_deref() == Some("Bound")
     })
     .await;
     claims.delete(Some("default"), "static").await.unwrap();
-    eventually("the volume to be released", || async {
+    eventually(&clock, "the volume to be released", || async {
         let v = volumes.get(None, "manual").await.unwrap();
         v.status.and_then(|s| s.phase).as_deref() == Some("Released")
     })
