@@ -10,6 +10,21 @@ use std::process::Output;
 
 pub use miniplane::{Config, Server};
 
+/// How long a test waits, in real time, for something it polls or watches for.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether the words of `needle` appear in `line` in that order.
+pub fn matches_words(line: &str, needle: &str) -> bool {
+    let mut rest = line;
+    needle.split_whitespace().all(|word| match rest.find(word) {
+        Some(i) => {
+            rest = &rest[i + word.len()..];
+            true
+        }
+        None => false,
+    })
+}
+
 /// A running miniplane plus what kubectl needs to reach it.
 pub struct Cluster {
     /// The server (None after [`Cluster::stop`]).
@@ -84,6 +99,102 @@ impl Cluster {
         let p = self.dir.path().join(name);
         std::fs::write(&p, contents).expect("write test file");
         p
+    }
+
+    /// Runs `kubectl <args> -f FILE` with `yaml` written to FILE.
+    pub async fn run_with_yaml(&self, args: &[&str], yaml: &str) -> Run {
+        let f = self.file("manifest.yaml", yaml);
+        let f = f.to_str().expect("utf-8 path");
+        self.run(&[args, &["-f", f]].concat()).await
+    }
+
+    /// `kubectl create -f` of `yaml`, which must fail; returns stderr.
+    pub async fn create_fails(&self, yaml: &str) -> String {
+        let r = self.run_with_yaml(&["create"], yaml).await;
+        assert!(!r.success, "create should have failed: {}\n{yaml}", r.stdout);
+        r.stderr
+    }
+
+    /// Polls `kubectl <args> -o json` until `check` holds, for up to
+    /// [`PATIENCE`] of real time; returns the object.
+    pub async fn eventually_json(
+        &self,
+        args: &[&str],
+        what: &str,
+        check: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let polled = tokio::time::timeout(PATIENCE, async {
+            loop {
+                let r = self.run(&[args, &["-o", "json"]].concat()).await;
+                if r.success
+                    && let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout)
+                    && check(&v)
+                {
+                    return v;
+                }
+                self.sleep_real(std::time::Duration::from_millis(100)).await;
+            }
+        });
+        polled
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    }
+
+    /// Runs `kubectl get <what> --watch --output-watch-events`; waits for a
+    /// line matching each of `ready` (so the watch is running), runs `act`,
+    /// then waits for a line matching each of `needles`, in order. A line
+    /// matches a needle when the needle's words appear in it in that order
+    /// (`"ADDED"`, `"MODIFIED web"`, `"\"maxReplicas\":9"`). Returns every line
+    /// read; panics with them when a needle does not come within [`PATIENCE`].
+    pub async fn watch_while(
+        &self,
+        what: &[&str],
+        ready: &[&str],
+        needles: &[&str],
+        act: impl AsyncFnOnce(),
+    ) -> Vec<String> {
+        use tokio::io::AsyncBufReadExt;
+        let cache = self.dir.path().join("kube-cache");
+        let mut watcher = tokio::process::Command::new(&self.kubectl)
+            .arg("get")
+            .args(what)
+            .args(["--watch", "--output-watch-events"])
+            .arg(format!("--cache-dir={}", cache.display()))
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.dir.path())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("kubectl get --watch starts");
+        let stdout = watcher.stdout.take().expect("piped");
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        let mut seen = Vec::new();
+        let mut wait_for = async |needle: &str, seen: &mut Vec<String>| {
+            let found = tokio::time::timeout(PATIENCE, async {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let hit = matches_words(&line, needle);
+                    seen.push(line);
+                    if hit {
+                        return true;
+                    }
+                }
+                false
+            })
+            .await;
+            assert!(
+                matches!(found, Ok(true)),
+                "{what:?}: never saw {needle:?}; saw {seen:#?}"
+            );
+        };
+        for needle in ready {
+            wait_for(needle, &mut seen).await;
+        }
+        act().await;
+        for needle in needles {
+            wait_for(needle, &mut seen).await;
+        }
+        watcher.kill().await.ok();
+        seen
     }
 
     /// Runs kubectl with `args`.

@@ -7,24 +7,17 @@
 //! cluster's; an HPA written in one version reads back in the other. Every
 //! wait is bounded.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use e2e::Cluster;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-/// Real-time bound of every wait.
-const WAIT: Duration = Duration::from_secs(30);
 
 /// The ingress-nginx manifest for kind, as published (tests/testdata/manifests).
 const INGRESS_NGINX: &str = include_str!("../testdata/manifests/ingress-nginx-kind.yaml");
 
 /// Writes `yaml` to a file and runs `kubectl <args> -f <file>`.
 async fn with_file(c: &Cluster, args: &[&str], yaml: &str) -> e2e::Run {
-    let f = c.file("manifest.yaml", yaml);
-    let path = f.to_str().expect("utf-8 path");
-    c.run(&[args, &["-f", path]].concat()).await
+    c.run_with_yaml(args, yaml).await
 }
 
 /// `kubectl <args> -f` of `yaml`, which must succeed; returns stdout.
@@ -36,9 +29,7 @@ async fn ok_with(c: &Cluster, args: &[&str], yaml: &str) -> String {
 
 /// `kubectl create -f` of `yaml`, which must fail; returns stderr.
 async fn create_fails(c: &Cluster, yaml: &str) -> String {
-    let r = with_file(c, &["create"], yaml).await;
-    assert!(!r.success, "create should have failed: {}\n{yaml}", r.stdout);
-    r.stderr
+    c.create_fails(yaml).await
 }
 
 /// Runs `kubectl get <what> --watch --output-watch-events`; once a line
@@ -51,45 +42,7 @@ async fn watch_while(
     needles: &[&str],
     act: impl AsyncFnOnce(),
 ) -> Vec<String> {
-    let cache = c.dir.path().join("kube-cache");
-    let mut watcher = tokio::process::Command::new(&c.kubectl)
-        .arg("get")
-        .args(what)
-        .args(["--watch", "--output-watch-events"])
-        .arg(format!("--cache-dir={}", cache.display()))
-        .env("KUBECONFIG", c.server().kubeconfig())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl get -w starts");
-    let mut lines = BufReader::new(watcher.stdout.take().expect("piped")).lines();
-    let mut seen = Vec::new();
-    let mut wait_for = async |needle: &str, seen: &mut Vec<String>| {
-        let found = tokio::time::timeout(WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let hit = line.contains(needle);
-                seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(
-            matches!(found, Ok(true)),
-            "{what:?}: never saw {needle:?}; saw {seen:#?}"
-        );
-    };
-    for needle in ready {
-        wait_for(needle, &mut seen).await;
-    }
-    act().await;
-    for needle in needles {
-        wait_for(needle, &mut seen).await;
-    }
-    watcher.kill().await.ok();
-    seen
+    c.watch_while(what, ready, needles, act).await
 }
 
 /// The cells of the table row of `name` in `kubectl get` output.

@@ -7,22 +7,18 @@
 //! by the cluster CA, and the issued certificate authenticating as its CN.
 //! Every wait is bounded.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use base64::Engine as _;
 use e2e::{Cluster, Config};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Real-time bound of every poll.
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Writes `yaml` to a file and runs `kubectl <args> -f` on it.
 async fn with_file(c: &Cluster, args: &[&str], yaml: &str) -> e2e::Run {
-    let f = c.file("manifest.yaml", yaml);
-    c.run(&[args, &["-f", f.to_str().expect("utf-8 path")]].concat())
-        .await
+    c.run_with_yaml(args, yaml).await
 }
 
 /// A kubeconfig reaching the cluster with only `credentials` (a `token:`
@@ -243,36 +239,12 @@ fn csr_yaml(name: &str, request: &str, signer: &str) -> String {
 /// Runs `kubectl get csr --watch --output-watch-events`, then `act`, and
 /// waits until every (event, name) was printed.
 async fn watch_while(c: &Cluster, needles: &[(&str, &str)], act: impl AsyncFnOnce()) {
-    let cache = c.dir.path().join("kube-cache");
-    let mut watcher = tokio::process::Command::new(&c.kubectl)
-        .args(["get", "csr", "--watch", "--output-watch-events"])
-        .arg(format!("--cache-dir={}", cache.display()))
-        .env("KUBECONFIG", c.server().kubeconfig())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl get -w starts");
-    let mut lines = BufReader::new(watcher.stdout.take().expect("piped")).lines();
-    act().await;
-    let mut seen = Vec::new();
-    for (event, name) in needles {
-        let found = tokio::time::timeout(WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let hit = line.starts_with(event) && line.split_whitespace().nth(1) == Some(name);
-                seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(
-            matches!(found, Ok(true)),
-            "never saw {event} {name}; saw {seen:#?}"
-        );
-    }
-    watcher.kill().await.ok();
+    let needles: Vec<String> = needles
+        .iter()
+        .map(|(event, name)| format!("{event} {name}"))
+        .collect();
+    let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+    c.watch_while(&["csr"], &[], &needles, act).await;
 }
 
 /// Polls `kubectl get csr NAME -o json` until `check` holds.

@@ -5,14 +5,12 @@
 //! and `kubectl drain` waiting on a budget while replacements become ready
 //! on another node.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use e2e::{Cluster, Config, http};
 use miniplane::cluster::SimConfig;
 use serde_json::{Value, json};
 use store::Clock;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Simulated seconds per real second in the tests with pods.
 const SCALE: f64 = 20.0;
@@ -89,9 +87,7 @@ async fn apply(c: &Cluster, yaml: &str) -> String {
 
 /// `kubectl create -f` of `yaml`, expected to fail: its stderr.
 async fn create_fails(c: &Cluster, yaml: &str) -> String {
-    let file = c.file("invalid.yaml", yaml);
-    c.fails(&["create", "-f", file.to_str().expect("utf-8 path")])
-        .await
+    c.create_fails(yaml).await
 }
 
 /// The words of the first line (the table header) of `kubectl get` output.
@@ -131,33 +127,7 @@ async fn wait_json(c: &Cluster, args: &[&str], what: &str, check: impl Fn(&Value
 /// Runs `kubectl get <plural> --watch --output-watch-events` while `act`
 /// runs, and returns once every needle was printed, in order.
 async fn watch_sees(c: &Cluster, plural: &str, needles: &[&str], act: impl AsyncFnOnce()) {
-    let cache = c.dir.path().join("kube-cache");
-    let mut watcher = tokio::process::Command::new(&c.kubectl)
-        .args(["get", plural, "--watch", "--output-watch-events"])
-        .arg(format!("--cache-dir={}", cache.display()))
-        .env("KUBECONFIG", c.server().kubeconfig())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl get --watch starts");
-    let mut lines = BufReader::new(watcher.stdout.take().expect("piped")).lines();
-    act().await;
-    let mut seen = Vec::new();
-    for needle in needles {
-        let found = tokio::time::timeout(WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let hit = line.contains(needle);
-                seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(matches!(found, Ok(true)), "never saw {needle:?}: {seen:#?}");
-    }
-    watcher.kill().await.ok();
+    c.watch_while(&[plural], &[], needles, act).await;
 }
 
 // ---------------------------------------------------------------------------

@@ -7,20 +7,14 @@
 //! update / patch / delete and shows one upstream validation error with its
 //! field path. Every wait is bounded.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use e2e::Cluster;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-/// Real-time bound of every poll.
-const WAIT: Duration = Duration::from_secs(30);
 
 /// Writes `yaml` to a file and runs `kubectl <verb> -f` on it.
 async fn with_file(c: &Cluster, verb: &str, yaml: &str) -> e2e::Run {
-    let f = c.file("manifest.yaml", yaml);
-    c.run(&[verb, "-f", f.to_str().expect("utf-8 path")]).await
+    c.run_with_yaml(&[verb], yaml).await
 }
 
 /// `kubectl apply -f` of `yaml`, which must succeed.
@@ -32,28 +26,12 @@ async fn apply(c: &Cluster, yaml: &str) -> String {
 
 /// `kubectl create -f` of `yaml`, which must fail; returns stderr.
 async fn create_fails(c: &Cluster, yaml: &str) -> String {
-    let r = with_file(c, "create", yaml).await;
-    assert!(!r.success, "create should have failed: {}\n{yaml}", r.stdout);
-    r.stderr
+    c.create_fails(yaml).await
 }
 
 /// Polls `kubectl get <what> -o json` until `check` holds; returns the object.
 async fn eventually(c: &Cluster, what: &[&str], desc: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let polled = tokio::time::timeout(WAIT, async {
-        loop {
-            let r = c.run(&[what, &["-o", "json"]].concat()).await;
-            if r.success
-                && let Ok(v) = serde_json::from_str::<Value>(&r.stdout)
-                && check(&v)
-            {
-                return v;
-            }
-            c.server().api().clock().sleep(Duration::from_millis(100)).await;
-        }
-    });
-    polled
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {desc}"))
+    c.eventually_json(what, desc, check).await
 }
 
 /// A quota's `status.used[resource]`.
@@ -88,39 +66,7 @@ spec:
 /// Runs `kubectl get <plural> --watch --output-watch-events`, then `act`,
 /// and returns the lines it printed once every `needles` was seen in order.
 async fn watch_while(c: &Cluster, plural: &str, needles: &[&str], act: impl AsyncFnOnce()) -> Vec<String> {
-    let cache = c.dir.path().join("kube-cache");
-    let mut watcher = tokio::process::Command::new(&c.kubectl)
-        .args(["get", plural, "--watch", "--output-watch-events"])
-        .arg(format!("--cache-dir={}", cache.display()))
-        .env("KUBECONFIG", c.server().kubeconfig())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl get -w starts");
-    let mut lines = BufReader::new(watcher.stdout.take().expect("piped")).lines();
-    // An empty list prints nothing: the actions create first, and the
-    // ADDED line shows the watch is running.
-    act().await;
-    let mut seen = Vec::new();
-    for needle in needles {
-        let found = tokio::time::timeout(WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let hit = line.contains(needle);
-                seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(
-            matches!(found, Ok(true)),
-            "{plural}: never saw {needle:?}; saw {seen:#?}"
-        );
-    }
-    watcher.kill().await.ok();
-    seen
+    c.watch_while(&[plural], &[], needles, act).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

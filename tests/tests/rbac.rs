@@ -5,12 +5,10 @@
 //! acting with its own token, and the RBAC documents of a real install
 //! manifest applied server-side.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use e2e::{Cluster, Config};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// How long a controller may take to converge.
 const WAIT: Duration = Duration::from_secs(20);
@@ -37,9 +35,7 @@ async fn apply(c: &Cluster, args: &[&str], yaml: &str) -> String {
 
 /// `kubectl create -f` of `yaml`, expected to fail: its stderr.
 async fn create_fails(c: &Cluster, yaml: &str) -> String {
-    let file = c.file("invalid.yaml", yaml);
-    c.fails(&["create", "-f", file.to_str().expect("utf-8 path")])
-        .await
+    c.create_fails(yaml).await
 }
 
 /// The whitespace-separated cells of each line of a table.
@@ -248,33 +244,7 @@ async fn each_kind_refuses_what_upstream_refuses_with_its_field_path() {
 /// Runs `kubectl get <plural> --watch --output-watch-events` while `act`
 /// runs, and returns once every needle was printed, in order.
 async fn watch_sees(c: &Cluster, plural: &str, needles: &[&str], act: impl AsyncFnOnce()) {
-    let cache = c.dir.path().join("kube-cache");
-    let mut watcher = tokio::process::Command::new(&c.kubectl)
-        .args(["get", plural, "--watch", "--output-watch-events"])
-        .arg(format!("--cache-dir={}", cache.display()))
-        .env("KUBECONFIG", c.server().kubeconfig())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl get --watch starts");
-    let mut lines = BufReader::new(watcher.stdout.take().expect("piped")).lines();
-    act().await;
-    let mut seen = Vec::new();
-    for needle in needles {
-        let found = tokio::time::timeout(WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let hit = line.contains(needle);
-                seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(matches!(found, Ok(true)), "never saw {needle:?}: {seen:#?}");
-    }
-    watcher.kill().await.ok();
+    c.watch_while(&[plural], &[], needles, act).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,12 +10,10 @@
 //! update / patch / delete and shows one upstream validation error with its
 //! field path. Every wait is bounded.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use e2e::Cluster;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Real-time bound of every poll.
 const WAIT: Duration = Duration::from_secs(30);
@@ -25,9 +23,7 @@ const LOCAL_PATH_STORAGE: &str = include_str!("../testdata/manifests/local-path-
 
 /// Writes `yaml` to a file and runs `kubectl <args> -f` on it.
 async fn with_file(c: &Cluster, args: &[&str], yaml: &str) -> e2e::Run {
-    let f = c.file("manifest.yaml", yaml);
-    c.run(&[args, &["-f", f.to_str().expect("utf-8 path")]].concat())
-        .await
+    c.run_with_yaml(args, yaml).await
 }
 
 /// `kubectl apply -f` of `yaml`, which must succeed.
@@ -39,28 +35,12 @@ async fn apply(c: &Cluster, yaml: &str) -> String {
 
 /// `kubectl create -f` of `yaml`, which must fail; returns stderr.
 async fn create_fails(c: &Cluster, yaml: &str) -> String {
-    let r = with_file(c, &["create"], yaml).await;
-    assert!(!r.success, "create should have failed: {}\n{yaml}", r.stdout);
-    r.stderr
+    c.create_fails(yaml).await
 }
 
 /// Polls `kubectl <what> -o json` until `check` holds; returns the object.
 async fn eventually(c: &Cluster, what: &[&str], desc: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let polled = tokio::time::timeout(WAIT, async {
-        loop {
-            let r = c.run(&[what, &["-o", "json"]].concat()).await;
-            if r.success
-                && let Ok(v) = serde_json::from_str::<Value>(&r.stdout)
-                && check(&v)
-            {
-                return v;
-            }
-            pause().await;
-        }
-    });
-    polled
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {desc}"))
+    c.eventually_json(what, desc, check).await
 }
 
 /// Polls `kubectl <args>` until it fails (the object is gone).
@@ -110,36 +90,12 @@ fn row(table: &str, name: &str) -> Vec<String> {
 /// Runs `kubectl get <plural> --watch --output-watch-events`, then `act`,
 /// and asserts that a line of each `(event, name)` appears, in order.
 async fn watch_while(c: &Cluster, plural: &str, needles: &[(&str, &str)], act: impl AsyncFnOnce()) {
-    let cache = c.dir.path().join("kube-cache");
-    let mut watcher = tokio::process::Command::new(&c.kubectl)
-        .args(["get", plural, "--watch", "--output-watch-events"])
-        .arg(format!("--cache-dir={}", cache.display()))
-        .env("KUBECONFIG", c.server().kubeconfig())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kubectl get -w starts");
-    let mut lines = BufReader::new(watcher.stdout.take().expect("piped")).lines();
-    act().await;
-    let mut seen = Vec::new();
-    for (event, name) in needles {
-        let found = tokio::time::timeout(WAIT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let hit = line.starts_with(event) && line.split_whitespace().nth(1) == Some(name);
-                seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert!(
-            matches!(found, Ok(true)),
-            "{plural}: never saw {event} {name}; saw {seen:#?}"
-        );
-    }
-    watcher.kill().await.ok();
+    let needles: Vec<String> = needles
+        .iter()
+        .map(|(event, name)| format!("{event} {name}"))
+        .collect();
+    let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+    c.watch_while(&[plural], &[], &needles, act).await;
 }
 
 /// One kind through kubectl: created (and watched: ADDED, MODIFIED,

@@ -4,9 +4,11 @@
 //! Upstream: `staging/src/k8s.io/apiserver/pkg/admission` (`Attributes`,
 //! `Interface`) and the plugins of `plugin/pkg/admission/` and
 //! `staging/src/k8s.io/apiserver/pkg/admission/plugin/`. Upstream runs a
-//! chain of mutating plugins, then a chain of validating ones; here [`admit`]
-//! is the one entry point, called by the write path ([`crate::api`]) for every
-//! create and delete, and it runs the plugins in upstream's order.
+//! chain of mutating plugins, then a chain of validating ones; the write path
+//! ([`crate::api`]) calls, in that order, [`admit`] (NamespaceLifecycle, on
+//! every create and delete), [`mutate`] (the mutating chain, on the decoded
+//! body) and, after the object's own validation, [`validate`] (the
+//! validating chain, ResourceQuota last).
 //!
 //! | plugin | module | upstream |
 //! | --- | --- | --- |
@@ -80,6 +82,16 @@ impl Attributes<'_> {
 /// refusal is the answer.
 pub fn admit(api: &Api, a: &Attributes<'_>) -> ApiResult<()> {
     namespace_lifecycle::admit(api, a)
+}
+
+/// The mutating plugins, in upstream's order (LimitRanger, Priority,
+/// DefaultStorageClass): each may change `object` or refuse it. Called on
+/// the decoded body of a create (and of an update, which only Priority
+/// reads), before the strategy and validation.
+pub fn mutate(api: &Api, operation: Operation, info: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
+    limit_ranger::admit(api, operation, info, object)?;
+    priority::admit(api, operation, info, object)?;
+    default_storage_class::admit(api, operation, info, object)
 }
 
 /// The validating plugins that run after the object passed its own

@@ -123,10 +123,7 @@ impl Api {
         let info = stored.as_deref().unwrap_or(view);
         let (mut new, warnings) = self.admit_body(view, namespace, None, body, opts, Origin::Body)?;
         admit_create(self, info, namespace, "", &new)?;
-        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
-        // Mutating admission of the storage and priority classes.
-        admission::default_storage_class::admit(self, admission::Operation::Create, info, &mut new)?;
-        admission::priority::admit(self, admission::Operation::Create, info, &mut new)?;
+        admission::mutate(self, admission::Operation::Create, info, &mut new)?;
         let generated = self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
@@ -259,10 +256,7 @@ impl Api {
         let (mut new, warnings) =
             self.admit_body(view, namespace, Some(name), applied, opts, Origin::Patch)?;
         admit_create(self, info, namespace, name, &new)?;
-        admission::limit_ranger::admit(self, admission::Operation::Create, info, &mut new)?;
-        // Mutating admission of the storage and priority classes.
-        admission::default_storage_class::admit(self, admission::Operation::Create, info, &mut new)?;
-        admission::priority::admit(self, admission::Operation::Create, info, &mut new)?;
+        admission::mutate(self, admission::Operation::Create, info, &mut new)?;
         self.prepare_new_object(info, &mut new)?;
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
@@ -344,7 +338,7 @@ impl Api {
             _ => kinds::prepare_for_update(info, &mut new, old),
         }
         if sub.is_none() {
-            admission::priority::admit(self, admission::Operation::Update, info, &mut new)?;
+            admission::mutate(self, admission::Operation::Update, info, &mut new)?;
         }
         match sub {
             Some(Subresource::EphemeralContainers) => validate_ephemeral(info, &new, old)?,

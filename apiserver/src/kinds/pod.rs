@@ -12,7 +12,10 @@
 //!
 //! Simplified: no projected service-account token volume; resource
 //! quantities are not validated (limits >= requests etc.) and not
-//! canonicalized; only the system priority classes are known; affinity,
+//! canonicalized; `spec.priority` comes from the stored PriorityClasses by
+//! the Priority admission plugin (`admission/priority.rs`), which runs
+//! first — the two system classes here only serve a pod prepared without
+//! admission, as in this module's tests; affinity,
 //! security contexts, probes' handlers, topology spread and most volume
 //! sources are not validated; the diff appended to the pod-update error is a
 //! short field list, not upstream's full `cmp.Diff` of the internal PodSpec.

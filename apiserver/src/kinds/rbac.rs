@@ -16,7 +16,7 @@
 
 use serde_json::{Value, json};
 
-use super::{items, items_mut};
+use super::{items, items_mut, remove};
 use crate::error::FieldError;
 use crate::gofmt::{go_quote, go_string_list};
 use crate::jsonpath::str_at;
@@ -52,7 +52,8 @@ pub fn default_binding(obj: &mut Value) {
         }
         match str_at(subject, &["kind"]) {
             "User" | "Group" => subject["apiGroup"] = json!(GROUP),
-            "ServiceAccount" => subject["apiGroup"] = json!(""),
+            // Defaulted to "", which Go's `omitempty` then leaves out.
+            "ServiceAccount" => remove(subject, "apiGroup"),
             _ => {}
         }
     }
@@ -289,7 +290,10 @@ mod tests {
         default_binding(&mut rb);
         assert_eq!(rb["roleRef"]["apiGroup"], GROUP);
         assert_eq!(rb["subjects"][0]["apiGroup"], GROUP);
-        assert_eq!(rb["subjects"][1]["apiGroup"], "");
+        assert!(
+            rb["subjects"][1].get("apiGroup").is_none(),
+            "omitted, as Go's omitempty does"
+        );
         let errs = fields(&validate_binding(&rb, true));
         assert_eq!(errs.len(), 2, "{errs:?}");
         assert!(errs[0].starts_with("subjects[1].name: Invalid value: \"Bad_Name\""));

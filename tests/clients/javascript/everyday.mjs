@@ -280,7 +280,8 @@ async function main() {
         const cases = [
             ['app=x', ['sel-x']],
             ['app in (x,y)', ['sel-x', 'sel-y']],
-            ['!app', ['cm-one', 'sel-none']],
+            // Every namespace holds kube-root-ca.crt (unlabelled), as on a real cluster.
+            ['!app', ['cm-one', 'kube-root-ca.crt', 'sel-none']],
         ];
         for (const [selector, want] of cases) {
             const got = await names(selector);
