@@ -7,8 +7,6 @@
 //! cluster's; an HPA written in one version reads back in the other. Every
 //! wait is bounded.
 
-use std::time::Duration;
-
 use e2e::Cluster;
 use serde_json::Value;
 

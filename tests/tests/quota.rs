@@ -7,8 +7,6 @@
 //! update / patch / delete and shows one upstream validation error with its
 //! field path. Every wait is bounded.
 
-use std::time::Duration;
-
 use e2e::Cluster;
 use serde_json::Value;
 
