@@ -120,15 +120,8 @@ impl Api {
     pub async fn bootstrap(&self) -> ApiResult<()> {
         let info = self.resource("", "v1", "namespaces")?;
         for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            if self.get(&info, None, name).is_ok() {
-                continue;
-            }
             let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            match self.create(&info, None, ns, &WriteOptions::default()).await {
-                Ok(_) => {}
-                Err(e) if e.reason == crate::error::Reason::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
+            self.create_if_missing(&info, ns).await?;
         }
         self.bootstrap_classes().await
     }
@@ -137,39 +130,29 @@ impl Api {
     /// system PriorityClasses and the default StorageClass `standard`.
     async fn bootstrap_classes(&self) -> ApiResult<()> {
         use crate::kinds::{scheduling, storage};
-        let classes = [
-            (
-                "scheduling.k8s.io",
-                "priorityclasses",
-                scheduling::system_priority_classes(),
-            ),
-            (
-                "storage.k8s.io",
-                "storageclasses",
-                vec![storage::standard_storage_class()],
-            ),
-        ];
-        for (group, plural, objects) in classes {
-            let info = self.resource(group, "v1", plural)?;
-            for object in objects {
-                let name = object
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                if self.get(&info, None, name).is_ok() {
-                    continue;
-                }
-                match self
-                    .create(&info, None, object.clone(), &WriteOptions::default())
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(e) if e.reason == crate::error::Reason::AlreadyExists => {}
-                    Err(e) => return Err(e),
-                }
-            }
+        let priority = self.resource("scheduling.k8s.io", "v1", "priorityclasses")?;
+        for class in scheduling::system_priority_classes() {
+            self.create_if_missing(&priority, class).await?;
         }
-        Ok(())
+        let storage_classes = self.resource("storage.k8s.io", "v1", "storageclasses")?;
+        self.create_if_missing(&storage_classes, storage::standard_storage_class())
+            .await
+    }
+
+    /// Creates a cluster-scoped object that start-up makes unless it is
+    /// already there (kept as the user left it, as upstream's bootstrap does).
+    pub async fn create_if_missing(&self, info: &ResourceInfo, object: Value) -> ApiResult<()> {
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if self.get(info, None, name).is_ok() {
+            return Ok(());
+        }
+        match self.create(info, None, object, &WriteOptions::default()).await {
+            Err(e) if e.reason != crate::error::Reason::AlreadyExists => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// Looks a resource up, or 404 with upstream's text.

@@ -18,8 +18,8 @@
 
 use serde_json::{Value, json};
 
-use crate::api::{Api, WriteOptions};
-use crate::error::{ApiResult, Reason};
+use crate::api::Api;
+use crate::error::ApiResult;
 
 const RBAC: &str = "rbac.authorization.k8s.io";
 const READ: &[&str] = &["get", "list", "watch"];
@@ -388,15 +388,7 @@ pub async fn ensure(api: &Api) -> ApiResult<()> {
         .map(|o| (&roles, o))
         .chain(cluster_role_bindings().into_iter().map(|o| (&bindings, o)));
     for (info, obj) in objects {
-        let name = obj["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        if api.get(info, None, &name).is_ok() {
-            continue;
-        }
-        match api.create(info, None, obj, &WriteOptions::default()).await {
-            Ok(_) => {}
-            Err(e) if e.reason == Reason::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
+        api.create_if_missing(info, obj).await?;
     }
     Ok(())
 }
