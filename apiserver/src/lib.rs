@@ -23,6 +23,7 @@ pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod conversion;
+pub mod crd;
 pub mod error;
 pub mod event_ttl;
 pub mod fields;

@@ -79,6 +79,9 @@ pub struct ResourceInfo {
     /// (autoscaling/v1 HorizontalPodAutoscalers are stored as v2). Requests
     /// convert through [`crate::conversion`].
     pub storage_version: String,
+    /// For a custom resource, what its CustomResourceDefinition says of this
+    /// version; `None` for built-in kinds.
+    pub custom: Option<Arc<crate::crd::CustomVersion>>,
 }
 
 impl ResourceInfo {
@@ -250,6 +253,7 @@ fn row(
         storage_name: plural.into(),
         create_only: false,
         storage_version: version.into(),
+        custom: None,
     }
 }
 
