@@ -10,6 +10,10 @@
 //! the module [`kube_rs`]. The test prints a table client × operation and
 //! fails on any FAIL or missing line.
 //!
+//! Before the clients run, the test installs the custom resource definition
+//! `tests/testdata/crds/gizmos.yaml` with kubectl; the `custom_resource`
+//! operation of each client works with Gizmos in its own namespace.
+//!
 //! A client whose runtime or package is not installed is skipped with a
 //! note saying how to install it, except under CI (`CI` set), where
 //! `.ci/run` installs them all and a missing client fails the test.
@@ -24,7 +28,7 @@ use std::time::Duration;
 use e2e::{Cluster, Config};
 
 /// The everyday operations, in the order every client runs them.
-const OPERATIONS: [&str; 23] = [
+const OPERATIONS: [&str; 24] = [
     "create",
     "get",
     "list",
@@ -48,6 +52,7 @@ const OPERATIONS: [&str; 23] = [
     "status_422",
     "discovery",
     "dynamic_client",
+    "custom_resource",
 ];
 
 /// The longest one client's script may run.
@@ -214,6 +219,7 @@ async fn every_client_does_the_everyday_operations_unmodified() {
     .await;
     let kubeconfig = c.server().kubeconfig().to_path_buf();
     let in_ci = std::env::var_os("CI").is_some();
+    install_gizmos(&c).await;
     let mut columns: Vec<(String, Result<Outcomes, String>)> = Vec::new();
     let kube = kube_rs::everyday(&kubeconfig).await;
     columns.push((
@@ -250,6 +256,29 @@ async fn every_client_does_the_everyday_operations_unmodified() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Installs the Gizmo definition the `custom_resource` operation uses and
+/// waits for it to be Established. A failure is printed, not fatal: each
+/// client's `custom_resource` operation then fails with its own reason.
+async fn install_gizmos(c: &Cluster) {
+    let crd = format!("{}/testdata/crds/gizmos.yaml", env!("CARGO_MANIFEST_DIR"));
+    let applied = c.run(&["apply", "-f", &crd]).await;
+    let established = c
+        .run(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "crd/gizmos.clients.miniplane.dev",
+            "--timeout=60s",
+        ])
+        .await;
+    if !(applied.success && established.success) {
+        println!(
+            "the Gizmo definition did not install: {}{}",
+            applied.stderr, established.stderr
+        );
+    }
 }
 
 /// Server-side timeouts are wall-clock durations whatever `--time-scale`

@@ -137,7 +137,7 @@ const OPERATIONS = [
     'create', 'get', 'list', 'replace', 'label_selector', 'field_selector', 'limit_continue',
     'merge_patch', 'strategic_patch', 'json_patch', 'apply_twice', 'apply_conflict', 'apply_force',
     'scale', 'watch_from_rv', 'watch_helper', 'pod_logs', 'foreground_delete', 'status_404',
-    'status_409', 'status_422', 'discovery', 'dynamic_client',
+    'status_409', 'status_422', 'discovery', 'dynamic_client', 'custom_resource',
 ];
 const reported = new Set();
 let failures = 0;
@@ -656,6 +656,35 @@ async function main() {
         await waitFor('dynamic to be gone', () =>
             isGone(() => objects.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dynamic', namespace: NS } })),
         );
+    });
+
+    // The Gizmo definition (tests/testdata/crds/gizmos.yaml) is installed by the matrix.
+    await op('custom_resource', async () => {
+        const ref = { apiVersion: 'clients.miniplane.dev/v1', kind: 'Gizmo', metadata: { name: 'js-gizmo', namespace: NS } };
+        const created = await objects.create({ ...ref, spec: { size: 1, color: 'red' } });
+        check(created.kind === 'Gizmo' && created.metadata.uid, `create answered ${JSON.stringify(created)}`);
+        const got = await objects.read(ref);
+        check(eq(got.spec, { size: 1, color: 'red' }), `read spec ${JSON.stringify(got.spec)}`);
+        const list = await objects.list('clients.miniplane.dev/v1', 'Gizmo', NS);
+        check(list.items.some((i) => i.metadata.name === 'js-gizmo'), 'the Gizmo is not in the list');
+        const patched = await objects.patch(
+            { ...ref, spec: { size: 2 } },
+            undefined, undefined, undefined, undefined, PatchStrategy.MergePatch,
+        );
+        check(eq(patched.spec, { size: 2, color: 'red' }), `merge-patched spec ${JSON.stringify(patched.spec)}`);
+        const applied = await objects.patch(
+            { ...ref, spec: { size: 3, color: 'blue' } },
+            undefined, undefined, `${CLIENT}-apply`, true, PatchStrategy.ServerSideApply,
+        );
+        check(eq(applied.spec, { size: 3, color: 'blue' }), `applied spec ${JSON.stringify(applied.spec)}`);
+        const err = await expectApiError(
+            () => objects.patch({ ...ref, spec: { size: 'big' } }, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch),
+            'a string size',
+        );
+        check(err.code === 422, `a string size: code ${err.code}, want 422`);
+        check(/spec\.size/.test(statusOf(err).message ?? ''), `the 422 does not name spec.size: ${JSON.stringify(statusOf(err))}`);
+        await objects.delete(ref);
+        await waitFor('js-gizmo to be gone', () => isGone(() => objects.read(ref)));
     });
 
     try {

@@ -46,6 +46,7 @@ OPERATIONS = [
     "status_422",
     "discovery",
     "dynamic_client",
+    "custom_resource",
 ]
 
 
@@ -716,6 +717,67 @@ class Everyday:
         except dynamic.exceptions.NotFoundError:
             return
         raise Failed("the ConfigMap is still there after the dynamic delete")
+
+
+    def op_custom_resource(self):
+        # The Gizmo definition (tests/testdata/crds/gizmos.yaml) is installed by the matrix.
+        dyn = dynamic.DynamicClient(self.api_client)
+        gizmos = dyn.resources.get(api_version="clients.miniplane.dev/v1", kind="Gizmo")
+        expect(gizmos.namespaced, "Gizmo is not namespaced in discovery")
+        made = gizmos.create(
+            body={
+                "apiVersion": "clients.miniplane.dev/v1",
+                "kind": "Gizmo",
+                "metadata": {"name": "py-gizmo", "labels": {"client": "python"}},
+                "spec": {"size": 1, "color": "red"},
+            },
+            namespace=NS,
+        )
+        expect(made.metadata.uid, "the created Gizmo has no uid")
+        got = gizmos.get(name="py-gizmo", namespace=NS)
+        expect_eq(got.spec.to_dict(), {"size": 1, "color": "red"}, "read spec")
+        listed = gizmos.get(namespace=NS, label_selector="client=python")
+        expect_eq(listed.kind, "GizmoList", "list kind")
+        expect_eq([i.metadata.name for i in listed.items], ["py-gizmo"], "listed names")
+        patched = gizmos.patch(
+            name="py-gizmo",
+            namespace=NS,
+            body={"spec": {"size": 2}},
+            content_type="application/merge-patch+json",
+        )
+        expect_eq(patched.spec.size, 2, "merge-patched size")
+        expect_eq(patched.spec.color, "red", "color kept by the merge patch")
+        patched = gizmos.patch(
+            name="py-gizmo",
+            namespace=NS,
+            body=[{"op": "replace", "path": "/spec/color", "value": "blue"}],
+            content_type="application/json-patch+json",
+        )
+        expect_eq(patched.spec.color, "blue", "JSON-patched color")
+        status = gizmos.status.patch(
+            name="py-gizmo",
+            namespace=NS,
+            body={"status": {"observed": 2}},
+            content_type="application/merge-patch+json",
+        )
+        expect_eq(status.status.observed, 2, "status written through /status")
+        try:
+            gizmos.patch(
+                name="py-gizmo",
+                namespace=NS,
+                body={"spec": {"size": "big"}},
+                content_type="application/merge-patch+json",
+            )
+            raise Failed("a string size was accepted")
+        except dynamic.exceptions.UnprocessibleEntityError as e:
+            st = status_body(e)
+            expect("spec.size" in st.get("message", ""), f"422 does not name spec.size: {st}")
+        gizmos.delete(name="py-gizmo", namespace=NS)
+        try:
+            gizmos.get(name="py-gizmo", namespace=NS)
+        except dynamic.exceptions.NotFoundError:
+            return
+        raise Failed("the Gizmo is still there after the delete")
 
 
 def close_stream(resp):

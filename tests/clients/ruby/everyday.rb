@@ -541,6 +541,31 @@ operation('dynamic_client') do
   check(gone? { dynamic.get_entity(resource, 'dynamic', NS) }, 'still there after delete')
 end
 
+operation('custom_resource') do
+  # The Gizmo definition (tests/testdata/crds/gizmos.yaml) is installed by the matrix.
+  gizmos = client_for('clients.miniplane.dev/v1')
+  gizmos.discover
+  check(gizmos.respond_to?(:get_gizmos), 'discovery of clients.miniplane.dev/v1 defined no get_gizmos')
+  made = gizmos.create_gizmo(
+    Kubeclient::Resource.new(
+      metadata: { name: 'rb-gizmo', namespace: NS },
+      spec: { size: 1, color: 'red' }
+    )
+  )
+  check(made.kind == 'Gizmo' && made.metadata.uid, "create answered #{made.to_h}")
+  got = gizmos.get_gizmo('rb-gizmo', NS)
+  check(got.spec.to_h == { size: 1, color: 'red' }, "get answered #{got.spec.to_h}")
+  check(names(gizmos.get_gizmos(namespace: NS)).include?('rb-gizmo'), 'the Gizmo is not in the list')
+  patched = gizmos.merge_patch_gizmo('rb-gizmo', { spec: { size: 2 } }, NS)
+  check(patched.spec.to_h == { size: 2, color: 'red' }, "merge-patched #{patched.spec.to_h}")
+  error = expect_http_error(422, 'a string size') do
+    gizmos.merge_patch_gizmo('rb-gizmo', { spec: { size: 'big' } }, NS)
+  end
+  check(error.message.include?('spec.size'), "the 422 does not name spec.size: #{error.message}")
+  gizmos.delete_gizmo('rb-gizmo', NS)
+  check(gone? { gizmos.get_gizmo('rb-gizmo', NS) }, 'still there after delete')
+end
+
 # --- clean up ---
 
 begin

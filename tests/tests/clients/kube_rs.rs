@@ -20,6 +20,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::serde::de::DeserializeOwned;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, LogParams, Patch,
@@ -28,7 +29,9 @@ use kube::api::{
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -160,6 +163,7 @@ impl Everyday {
             "status_422" => self.status_422().await,
             "discovery" => self.discovery().await,
             "dynamic_client" => self.dynamic_client().await,
+            "custom_resource" => self.custom_resource().await,
             other => Err(format!("unknown operation {other}")),
         }
     }
@@ -720,6 +724,154 @@ impl Everyday {
         ensure(names.contains(name), format!("{name} not in the list: {names:?}"))?;
         api.delete(name, &DeleteParams::default()).await.why("delete")?;
         expect_status(api.get(name).await, 404, "NotFound", "get after delete").map(drop)
+    }
+}
+
+/// The client matrix's custom resource, as a kube-rs program declares one:
+/// `tests/testdata/crds/gizmos.yaml` is the definition this derives.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "clients.miniplane.dev",
+    version = "v1",
+    kind = "Gizmo",
+    namespaced,
+    status = "GizmoStatus"
+)]
+pub struct GizmoSpec {
+    size: i32,
+    color: String,
+}
+
+/// What a controller of Gizmos would report.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct GizmoStatus {
+    observed: i32,
+}
+
+impl Everyday {
+    /// The derived definition applied server-side, then `Api<Gizmo>` CRUD
+    /// with a `watcher` seeing each change.
+    async fn custom_resource(&self) -> Outcome {
+        let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        let crd_name = Gizmo::crd_name();
+        crds.patch(
+            crd_name,
+            &PatchParams::apply("kube-rs").force(),
+            &Patch::Apply(Gizmo::crd()),
+        )
+        .await
+        .why("applying Gizmo::crd() server-side")?;
+        let established = await_condition(crds, crd_name, conditions::is_crd_established());
+        tokio::time::timeout(WAIT, established)
+            .await
+            .map_err(|_| format!("{crd_name} not Established within 60s"))?
+            .why("waiting for the definition")?;
+
+        let gizmos: Api<Gizmo> = Api::namespaced(self.client.clone(), NS);
+        let mut events = Events::spawn(watcher(gizmos.clone(), watcher::Config::default()));
+        events
+            .next_matching("the initial list", |e| matches!(e, watcher::Event::InitDone))
+            .await?;
+        let name = "kr-gizmo";
+        let made = gizmos
+            .create(
+                &PostParams::default(),
+                &Gizmo::new(
+                    name,
+                    GizmoSpec {
+                        size: 1,
+                        color: "red".into(),
+                    },
+                ),
+            )
+            .await
+            .why("create")?;
+        ensure(made.uid().is_some(), "the created Gizmo has no uid")?;
+        events
+            .next_matching(
+                "the Gizmo ADDED",
+                |e| matches!(e, watcher::Event::Apply(g) if g.name_any() == name),
+            )
+            .await?;
+        let got = gizmos.get(name).await.why("get")?;
+        ensure(
+            got.spec
+                == GizmoSpec {
+                    size: 1,
+                    color: "red".into(),
+                },
+            format!("read back {:?}", got.spec),
+        )?;
+        let list = gizmos.list(&ListParams::default()).await.why("list")?;
+        ensure(names(&list.items).contains(name), "the Gizmo is not in the list")?;
+
+        // Replace, merge patch and status, each seen by the watcher.
+        let mut changed = got.clone();
+        changed.spec.size = 2;
+        gizmos
+            .replace(name, &PostParams::default(), &changed)
+            .await
+            .why("replace")?;
+        events
+            .next_matching(
+                "the replaced Gizmo",
+                |e| matches!(e, watcher::Event::Apply(g) if g.spec.size == 2),
+            )
+            .await?;
+        let patch = json!({"spec": {"color": "blue"}});
+        gizmos
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .why("merge patch")?;
+        events
+            .next_matching(
+                "the patched Gizmo",
+                |e| matches!(e, watcher::Event::Apply(g) if g.spec.color == "blue"),
+            )
+            .await?;
+        let status = json!({"status": {"observed": 2}});
+        gizmos
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .why("status patch")?;
+        let seen = events
+            .next_matching(
+                "the Gizmo's status",
+                |e| matches!(e, watcher::Event::Apply(g) if g.status.is_some()),
+            )
+            .await?;
+        if let watcher::Event::Apply(g) = seen {
+            ensure(
+                g.status == Some(GizmoStatus { observed: 2 }),
+                format!("status {:?}", g.status),
+            )?;
+        }
+        // A wrong type in the spec: 422 naming the field.
+        let wrong = json!({"spec": {"size": "big"}});
+        let status = expect_status(
+            gizmos
+                .patch(name, &PatchParams::default(), &Patch::Merge(&wrong))
+                .await,
+            422,
+            "Invalid",
+            "a string size",
+        )?;
+        ensure(
+            status.message.contains("spec.size"),
+            format!("the 422 does not name spec.size: {}", status.message),
+        )?;
+
+        gizmos
+            .delete(name, &DeleteParams::default())
+            .await
+            .why("delete")?;
+        events
+            .next_matching(
+                "the Gizmo DELETED",
+                |e| matches!(e, watcher::Event::Delete(g) if g.name_any() == name),
+            )
+            .await?;
+        expect_status(gizmos.get(name).await, 404, "NotFound", "get after delete").map(drop)
     }
 }
 
