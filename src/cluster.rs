@@ -1,44 +1,35 @@
 //! The control plane's components, started around one [`Api`]: shared
-//! informers, the ReplicaSet and Deployment controllers, the garbage
-//! collector, the scheduler and the simulated kubelet.
+//! informers, the built-in controllers (chosen by name, as
+//! kube-controller-manager's `--controllers`), the scheduler and the
+//! simulated kubelet.
 //!
 //! Every component is an API client (an `InProcessClient` named after it,
 //! so managedFields and Events say who wrote what). Informers are shared:
 //! one per kind, created first, subscribed to by every component that
 //! watches the kind, and only then started — the order upstream's
-//! `SharedInformerFactory` enforces.
+//! `SharedInformerFactory` enforces. An informer no started component reads
+//! is never run.
+//!
+//! Where to start: [`start`] for a server, [`start_components`]'s loop over
+//! [`CONTROLLERS`], then `build_controller`, one arm per controller. The test
+//! harness ([`Cluster`]) is in `src/harness.rs`.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use apiserver::Api;
-use apiserver::testkit::{Tasks, TestApi, TestApiBuilder};
-use controllers::clusterroleaggregation::controller::{
-    ClusterRoleAggregationController, FIELD_MANAGER as AGGREGATION_CLIENT,
-};
-use controllers::deployment::controller::DeploymentController;
-use controllers::endpoint::controller::EndpointsController;
-use controllers::endpointslice::controller::EndpointSliceController;
-use controllers::garbagecollector::controller::{
-    FIELD_MANAGER as GC_CLIENT, GarbageCollector, deletable_resources,
-};
-use controllers::replicaset::controller::ReplicaSetController;
-use controllers::resourcequota::controller::ResourceQuotaController;
-use controllers::rootcacertpublisher::controller::RootCaPublisher;
+use controllers::runtime::informer::Object;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
-use controllers::serviceaccount::controller::ServiceAccountsController;
-use controllers::volume::controller::PersistentVolumeController;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Service, ServiceAccount};
-use k8s_openapi::api::core::v1::{Node, Pod, ResourceQuota};
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::rbac::v1::ClusterRole;
+use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kubelet_sim::node::Capacity;
 use scheduler_stub::run::Scheduler;
 use store::Clock;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+pub use crate::harness::{Cluster, ClusterBuilder, HarnessError};
 
 /// What the simulation runs.
 #[derive(Clone, Debug)]
@@ -50,9 +41,16 @@ pub struct SimConfig {
     /// Workers per controller.
     pub workers: usize,
     /// The cluster CA certificate (PEM) the root-CA publisher puts in every
-    /// namespace's `kube-root-ca.crt`; `None` (no certificates: plain HTTP,
-    /// or an in-process [`Cluster`]) runs no publisher.
+    /// namespace's `kube-root-ca.crt`; `None` (no certificates: plain HTTP)
+    /// runs no publisher.
     pub root_ca: Option<String>,
+    /// The cluster CA's private key (PEM) the CSR signer issues certificates
+    /// with; `None` runs no signer.
+    pub ca_key: Option<String>,
+    /// Which built-in controllers run (`--controllers`; all by default).
+    pub controllers: ControllerSelection,
+    /// Whether the scheduler runs.
+    pub scheduler: bool,
 }
 
 impl Default for SimConfig {
@@ -62,6 +60,9 @@ impl Default for SimConfig {
             capacity: Capacity::default(),
             workers: 2,
             root_ca: None,
+            ca_key: None,
+            controllers: ControllerSelection::all(),
+            scheduler: true,
         }
     }
 }
@@ -71,14 +72,158 @@ pub fn node_names(count: usize) -> Vec<String> {
     (1..=count).map(|i| format!("miniplane-worker-{i}")).collect()
 }
 
+/// The built-in controllers, by kube-controller-manager's names
+/// (`cmd/kube-controller-manager/names/controller_names.go`), each with the
+/// older name upstream still accepts as an alias. Every one is on by
+/// default (upstream's only default-off controllers, the bootstrap-token
+/// signer and cleaner, are not here). Upstream controllers not listed
+/// (`job-controller`, `statefulset-controller`, ...) do not exist in
+/// miniplane and are refused by name.
+pub const CONTROLLERS: [(&str, &str); 12] = [
+    ("replicaset-controller", "replicaset"),
+    ("deployment-controller", "deployment"),
+    ("garbage-collector-controller", "garbagecollector"),
+    ("resourcequota-controller", "resourcequota"),
+    ("serviceaccount-controller", "serviceaccount"),
+    (
+        "root-ca-certificate-publisher-controller",
+        "root-ca-cert-publisher",
+    ),
+    ("endpoints-controller", "endpoint"),
+    ("endpointslice-controller", "endpointslice"),
+    ("clusterrole-aggregation-controller", "clusterrole-aggregation"),
+    ("persistentvolume-binder-controller", "persistentvolume-binder"),
+    ("disruption-controller", "disruption"),
+    ("certificatesigningrequest-signing-controller", "csrsigning"),
+];
+
+/// Which controllers run: kube-controller-manager's `--controllers` list.
+/// `*` turns on every controller, `name` turns one on and `-name` off;
+/// the first entry that names a controller decides, and a controller no
+/// entry names runs only when `*` is in the list (upstream
+/// `IsControllerEnabled`). Names are canonical or aliases ([`CONTROLLERS`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerSelection {
+    /// `*`, or a canonical name with an optional leading `-`.
+    entries: Vec<String>,
+}
+
+/// A `--controllers` entry names no known controller.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}; the known controllers are {} (or their aliases {}); `*` turns every one on, `-name` turns one off", quoted(.unknown), known_names(0), known_names(1))]
+pub struct UnknownControllers {
+    /// The unknown names, without their `-`.
+    pub unknown: Vec<String>,
+}
+
+fn quoted(unknown: &[String]) -> String {
+    let each: Vec<String> = unknown
+        .iter()
+        .map(|n| format!("{n:?} is not in the list of known controllers"))
+        .collect();
+    each.join(", ")
+}
+
+fn known_names(column: usize) -> String {
+    let names: Vec<&str> = CONTROLLERS
+        .iter()
+        .map(|(name, alias)| if column == 0 { *name } else { *alias })
+        .collect();
+    names.join(", ")
+}
+
+impl ControllerSelection {
+    /// Every controller (`*`).
+    pub fn all() -> Self {
+        ControllerSelection {
+            entries: vec!["*".into()],
+        }
+    }
+
+    /// No controller (an empty list).
+    pub fn none() -> Self {
+        ControllerSelection { entries: Vec::new() }
+    }
+
+    /// Parses a comma-separated list (`*,-deployment-controller`); empty
+    /// entries are skipped, so `""` selects nothing. Every unknown name is
+    /// reported, as upstream's validation does.
+    pub fn parse(list: &str) -> Result<Self, UnknownControllers> {
+        let mut entries = Vec::new();
+        let mut unknown = Vec::new();
+        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            if entry == "*" {
+                entries.push(entry.to_string());
+                continue;
+            }
+            let (off, name) = match entry.strip_prefix('-') {
+                Some(name) => ("-", name),
+                None => ("", entry),
+            };
+            match canonical(name) {
+                Some(name) => entries.push(format!("{off}{name}")),
+                None => unknown.push(name.to_string()),
+            }
+        }
+        match unknown.is_empty() {
+            true => Ok(ControllerSelection { entries }),
+            false => Err(UnknownControllers { unknown }),
+        }
+    }
+
+    /// Whether the controller `name` (canonical) runs.
+    pub fn enabled(&self, name: &str) -> bool {
+        let mut star = false;
+        for entry in &self.entries {
+            if entry == name {
+                return true;
+            }
+            if entry.strip_prefix('-') == Some(name) {
+                return false;
+            }
+            star |= entry == "*";
+        }
+        star
+    }
+
+    /// The canonical names of the controllers that run, in [`CONTROLLERS`] order.
+    pub fn names(&self) -> Vec<&'static str> {
+        CONTROLLERS
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| self.enabled(name))
+            .collect()
+    }
+}
+
+impl Default for ControllerSelection {
+    fn default() -> Self {
+        ControllerSelection::all()
+    }
+}
+
+impl std::str::FromStr for ControllerSelection {
+    type Err = UnknownControllers;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ControllerSelection::parse(s)
+    }
+}
+
+/// The canonical name of a controller named by its name or its alias.
+fn canonical(name: &str) -> Option<&'static str> {
+    CONTROLLERS
+        .iter()
+        .find(|(canonical, alias)| *canonical == name || *alias == name)
+        .map(|(canonical, _)| *canonical)
+}
+
 fn client(api: &Api, component: &str) -> Arc<dyn Client> {
     Arc::new(InProcessClient::new(api.clone(), component))
 }
 
-/// Starts every component, the kubelet drawing its random choices under
-/// `seed`; each stops when `shutdown` is cancelled. (Tests and the
-/// reliability suite start theirs with [`Cluster::builder`], which can pick
-/// the components and wrap their clients.)
+/// Starts every component `sim` selects, the kubelet drawing its random
+/// choices under `seed`; each stops when `shutdown` is cancelled.
 pub fn start(
     api: &Api,
     clock: &Clock,
@@ -86,467 +231,326 @@ pub fn start(
     seed: u64,
     shutdown: &CancellationToken,
 ) -> Vec<JoinHandle<()>> {
-    let every = Components {
-        controllers: true,
-        scheduler: true,
-    };
-    start_components(api, clock, sim, seed, shutdown, &|c| client(api, c), every)
+    start_components(api, clock, sim, seed, shutdown, &|c| client(api, c))
 }
 
-/// Which components run besides the kubelet (that one runs when
-/// [`SimConfig::nodes`] is above 0).
-#[derive(Clone, Copy, Debug)]
-struct Components {
-    /// The ReplicaSet and Deployment controllers and the garbage collector.
-    controllers: bool,
-    /// The scheduler.
-    scheduler: bool,
+/// An informer of one kind shared by the components that read it; it runs
+/// only if one of them asked for it (the `Cell`: set while the components
+/// are built, on one thread, before anything runs).
+struct Shared<K> {
+    informer: Informer<K>,
+    used: Cell<bool>,
 }
 
-/// [`start`], for the chosen components only, each component's client made
-/// by `client(component)`; an informer runs when a started component reads it.
-fn start_components(
+impl<K: Object> Shared<K> {
+    fn new(informer: Informer<K>) -> Self {
+        Shared {
+            informer,
+            used: Cell::new(false),
+        }
+    }
+
+    /// The informer, for a component to subscribe to.
+    fn get(&self) -> &Informer<K> {
+        self.used.set(true);
+        &self.informer
+    }
+
+    /// Runs the informer if a component subscribed.
+    fn run(self, shutdown: &CancellationToken) -> Option<JoinHandle<()>> {
+        self.used.get().then(|| self.informer.run(shutdown.clone()))
+    }
+}
+
+/// The informers more than one component reads.
+struct Informers {
+    deployments: Shared<Deployment>,
+    replicasets: Shared<ReplicaSet>,
+    pods: Shared<Pod>,
+    nodes: Shared<Node>,
+    claims: Shared<PersistentVolumeClaim>,
+    classes: Shared<StorageClass>,
+    namespaces: Shared<Namespace>,
+    services: Shared<Service>,
+}
+
+impl Informers {
+    fn run(self, shutdown: &CancellationToken) -> Vec<JoinHandle<()>> {
+        [
+            self.deployments.run(shutdown),
+            self.replicasets.run(shutdown),
+            self.pods.run(shutdown),
+            self.nodes.run(shutdown),
+            self.claims.run(shutdown),
+            self.classes.run(shutdown),
+            self.namespaces.run(shutdown),
+            self.services.run(shutdown),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// What a built component does when started: run its own informers (those
+/// no other component reads) and itself; returns their tasks.
+type Run = Box<dyn FnOnce(&CancellationToken) -> Vec<JoinHandle<()>> + Send>;
+
+/// What every component is built with.
+struct Context<'a> {
+    clock: &'a Clock,
+    sim: &'a SimConfig,
+    client: &'a dyn Fn(&str) -> Arc<dyn Client>,
+    informers: &'a Informers,
+    api: &'a Api,
+}
+
+impl Context<'_> {
+    /// A component's client and its Event recorder, both named after it.
+    fn named(&self, component: &str) -> (Arc<dyn Client>, Recorder) {
+        let c = (self.client)(component);
+        (c.clone(), Recorder::new(c, self.clock.clone(), component, None))
+    }
+
+    /// An informer only one component reads.
+    fn own<K: Object>(&self) -> Informer<K> {
+        Informer::new((self.client)("miniplane-informers"), self.clock.clone(), None)
+    }
+}
+
+/// [`start`], each component's client made by `client(component)`: the
+/// controllers `sim.controllers` selects, in [`CONTROLLERS`] order, then the
+/// scheduler and the kubelet; the shared informers start once every
+/// component has subscribed.
+pub fn start_components(
     api: &Api,
     clock: &Clock,
     sim: &SimConfig,
     seed: u64,
     shutdown: &CancellationToken,
     client: &dyn Fn(&str) -> Arc<dyn Client>,
-    which: Components,
 ) -> Vec<JoinHandle<()>> {
-    let informer_client = client("miniplane-informers");
-    let deployments = Informer::<Deployment>::new(informer_client.clone(), clock.clone(), None);
-    let replicasets = Informer::<ReplicaSet>::new(informer_client.clone(), clock.clone(), None);
-    let pods = Informer::<Pod>::new(informer_client.clone(), clock.clone(), None);
-    let quotas = Informer::<ResourceQuota>::new(informer_client.clone(), clock.clone(), None);
-    let nodes = Informer::<Node>::new(informer_client, clock.clone(), None);
-    // Claims, volumes and classes: the persistent-volume controller's and the scheduler's.
-    let claims = Informer::<PersistentVolumeClaim>::new(client("miniplane-informers"), clock.clone(), None);
-    let volumes = Informer::<PersistentVolume>::new(client("miniplane-informers"), clock.clone(), None);
-    let classes = Informer::<StorageClass>::new(client("miniplane-informers"), clock.clone(), None);
-
-    // A component's client and its Event recorder, both named after it.
-    let named = |component: &str| {
-        let c = client(component);
-        (c.clone(), Recorder::new(c, clock.clone(), component, None))
+    let shared = || (client("miniplane-informers"), clock.clone());
+    let informers = Informers {
+        deployments: Shared::new(Informer::new(shared().0, shared().1, None)),
+        replicasets: Shared::new(Informer::new(shared().0, shared().1, None)),
+        pods: Shared::new(Informer::new(shared().0, shared().1, None)),
+        nodes: Shared::new(Informer::new(shared().0, shared().1, None)),
+        claims: Shared::new(Informer::new(shared().0, shared().1, None)),
+        classes: Shared::new(Informer::new(shared().0, shared().1, None)),
+        namespaces: Shared::new(Informer::new(shared().0, shared().1, None)),
+        services: Shared::new(Informer::new(shared().0, shared().1, None)),
     };
-    let controllers = which.controllers.then(|| {
-        let (c, events) = named("replicaset-controller");
-        let rs_controller = ReplicaSetController::new(c, clock.clone(), events, &replicasets, &pods);
-        let (c, events) = named("deployment-controller");
-        let d_controller =
-            DeploymentController::new(c, clock.clone(), events, &deployments, &replicasets, &pods);
-        // The garbage collector lists and watches every kind itself, keeping
-        // only metadata in its owner graph, as upstream's monitors do.
-        let gc = GarbageCollector::new(
-            client(GC_CLIENT),
-            clock.clone(),
-            deletable_resources(api.registry()),
-        );
-        (rs_controller, d_controller, gc)
-    });
-    let scheduler = which.scheduler.then(|| {
-        let (c, events) = named("default-scheduler");
-        Scheduler::new(c, clock.clone(), events, &pods, &nodes).with_volumes(&claims, &classes)
-    });
+    let cx = Context {
+        clock,
+        sim,
+        client,
+        informers: &informers,
+        api,
+    };
+    let mut runs: Vec<Run> = sim
+        .controllers
+        .names()
+        .into_iter()
+        .filter_map(|name| build_controller(name, &cx))
+        .collect();
+    if sim.scheduler {
+        let (c, events) = cx.named("default-scheduler");
+        let i = &informers;
+        let scheduler = Scheduler::new(c, clock.clone(), events, i.pods.get(), i.nodes.get())
+            .with_volumes(i.claims.get(), i.classes.get());
+        runs.push(Box::new(move |stop| {
+            vec![tokio::spawn(scheduler.run(stop.clone()))]
+        }));
+    }
     if sim.nodes > 0 {
         api.set_log_source(Arc::new(kubelet_logs));
-    }
-    let kubelet = (sim.nodes > 0).then(|| {
-        kubelet_sim::run::Kubelet::new(
+        let kubelet = kubelet_sim::run::Kubelet::new(
             client("kubelet"),
             clock.clone(),
             seed,
             node_names(sim.nodes),
             sim.capacity.clone(),
-            &pods,
-        )
-    });
-
-    // The ResourceQuota controller: every quota's status.hard and status.used.
-    let quota_controller = which.controllers.then(|| {
-        let resources = deletable_resources(api.registry());
-        ResourceQuotaController::new(
-            client("resourcequota-controller"),
-            clock.clone(),
-            &quotas,
-            &pods,
-            resources,
-        )
-    });
-
-    // What every namespace and Service gets: the default ServiceAccount,
-    // kube-root-ca.crt, Endpoints and EndpointSlices.
-    let namespace_controllers = which
-        .controllers
-        .then(|| NamespaceControllers::new(&client("miniplane-informers"), clock, sim, &pods, &client));
-    // The ClusterRole aggregation controller (admin, edit, view), on its own informer.
-    let aggregation = which.controllers.then(|| {
-        let roles = Informer::<ClusterRole>::new(client("miniplane-informers"), clock.clone(), None);
-        let c = ClusterRoleAggregationController::new(client(AGGREGATION_CLIENT), clock.clone(), &roles);
-        (roles, c)
-    });
-
-    // The persistent-volume binder and its simulated provisioner.
-    let volume_controller = which.controllers.then(|| {
-        let (c, events) = named("persistentvolume-controller");
-        PersistentVolumeController::new(c, clock.clone(), events, &claims, &volumes, &classes)
-    });
-
-    // The disruption controller (PodDisruptionBudget status), with the
-    // informers only it reads; pods, ReplicaSets and Deployments are shared.
-    let disruption = which.controllers.then(|| {
-        use controllers::disruption::controller::{DisruptionController, DisruptionInformers};
-        use k8s_openapi::api::apps::v1::StatefulSet;
-        use k8s_openapi::api::core::v1::ReplicationController;
-        use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-        let pdbs = Informer::<PodDisruptionBudget>::new(client("miniplane-informers"), clock.clone(), None);
-        let rcs = Informer::<ReplicationController>::new(client("miniplane-informers"), clock.clone(), None);
-        let statefulsets = Informer::<StatefulSet>::new(client("miniplane-informers"), clock.clone(), None);
-        let c = client("disruption-controller");
-        let events = Recorder::new(c.clone(), clock.clone(), "controllermanager", None);
-        let informers = DisruptionInformers {
-            pdbs: &pdbs,
-            pods: &pods,
-            replication_controllers: &rcs,
-            replicasets: &replicasets,
-            deployments: &deployments,
-            statefulsets: &statefulsets,
-        };
-        let controller = DisruptionController::new(c, clock.clone(), events, informers);
-        let informers = vec![
-            pdbs.run(shutdown.clone()),
-            rcs.run(shutdown.clone()),
-            statefulsets.run(shutdown.clone()),
-        ];
-        (informers, controller)
-    });
-
-    // Every reader has subscribed: the informers start, those read only.
-    let mut handles = Vec::new();
-    if controllers.is_some() {
-        handles.push(deployments.run(shutdown.clone()));
-        handles.push(replicasets.run(shutdown.clone()));
+            informers.pods.get(),
+        );
+        runs.push(Box::new(move |stop| {
+            vec![tokio::spawn(kubelet.run(stop.clone()))]
+        }));
     }
-    if controllers.is_some() || scheduler.is_some() || kubelet.is_some() {
-        handles.push(pods.run(shutdown.clone()));
-    }
-    if scheduler.is_some() {
-        handles.push(nodes.run(shutdown.clone()));
-    }
-    if let Some((rs_controller, d_controller, gc)) = controllers {
-        handles.push(tokio::spawn(rs_controller.run(sim.workers, shutdown.clone())));
-        handles.push(tokio::spawn(d_controller.run(sim.workers, shutdown.clone())));
-        handles.push(tokio::spawn(gc.run(sim.workers, shutdown.clone())));
-    }
-    if let Some(quota_controller) = quota_controller {
-        handles.push(quotas.run(shutdown.clone()));
-        handles.push(tokio::spawn(quota_controller.run(sim.workers, shutdown.clone())));
-    }
-    if let Some(namespace_controllers) = namespace_controllers {
-        handles.extend(namespace_controllers.run(sim.workers, shutdown));
-    }
-    if let Some((informers, disruption)) = disruption {
-        handles.extend(informers);
-        handles.push(tokio::spawn(disruption.run(sim.workers, shutdown.clone())));
-    }
-    if let Some((roles, aggregation)) = aggregation {
-        handles.push(roles.run(shutdown.clone()));
-        handles.push(tokio::spawn(aggregation.run(sim.workers, shutdown.clone())));
-    }
-    if volume_controller.is_some() || scheduler.is_some() {
-        handles.push(claims.run(shutdown.clone()));
-        handles.push(classes.run(shutdown.clone()));
-    }
-    if let Some(volume_controller) = volume_controller {
-        handles.push(volumes.run(shutdown.clone()));
-        handles.push(tokio::spawn(volume_controller.run(sim.workers, shutdown.clone())));
-    }
-    if let Some(scheduler) = scheduler {
-        handles.push(tokio::spawn(scheduler.run(shutdown.clone())));
-    }
-    if let Some(kubelet) = kubelet {
-        handles.push(tokio::spawn(kubelet.run(shutdown.clone())));
+    // Every reader has subscribed: the shared informers start, those read only.
+    let mut handles = informers.run(shutdown);
+    for run in runs {
+        handles.extend(run(shutdown));
     }
     handles
 }
 
-/// Starts the CSR signing controller (and its CSR informer) issuing
-/// certificates from the cluster CA in `pki`; it stops when `shutdown` is
-/// cancelled. Separate from [`start`] because only HTTPS has a CA.
-pub fn start_csr_signer(
-    api: &Api,
-    clock: &Clock,
-    pki: &crate::pki::Pki,
-    workers: usize,
-    shutdown: &CancellationToken,
-) -> Vec<JoinHandle<()>> {
-    use controllers::certificates::controller::{CsrSigningController, NAME};
-    use controllers::certificates::plan::DEFAULT_CERT_TTL;
-    use controllers::certificates::sign::CertificateAuthority;
-    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-    let csrs =
-        Informer::<CertificateSigningRequest>::new(client(api, "miniplane-informers"), clock.clone(), None);
-    let ca = CertificateAuthority {
-        cert: pki.ca_cert.clone(),
-        key: pki.ca_key.clone(),
-    };
-    let signer = CsrSigningController::new(client(api, NAME), clock.clone(), ca, DEFAULT_CERT_TTL, &csrs);
-    vec![
-        csrs.run(shutdown.clone()),
-        tokio::spawn(signer.run(workers, shutdown.clone())),
-    ]
-}
-
-/// The controllers of what every namespace and Service gets, with the
-/// informers only they read (pods are shared with the other components).
-struct NamespaceControllers {
-    informers: Vec<Box<dyn FnOnce(CancellationToken) -> JoinHandle<()> + Send>>,
-    service_accounts: ServiceAccountsController,
-    root_ca: Option<RootCaPublisher>,
-    endpoints: EndpointsController,
-    endpoint_slices: EndpointSliceController,
-}
-
-impl NamespaceControllers {
-    /// Subscribes the four controllers to their informers (before any runs).
-    fn new(
-        informer_client: &Arc<dyn Client>,
-        clock: &Clock,
-        sim: &SimConfig,
-        pods: &Informer<Pod>,
-        client: &dyn Fn(&str) -> Arc<dyn Client>,
-    ) -> Self {
-        let informer = || (informer_client.clone(), clock.clone());
-        let (c, k) = informer();
-        let namespaces = Informer::<Namespace>::new(c, k, None);
-        let (c, k) = informer();
-        let accounts = Informer::<ServiceAccount>::new(c, k, None);
-        let (c, k) = informer();
-        let services = Informer::<Service>::new(c, k, None);
-        let (c, k) = informer();
-        let endpoints = Informer::<Endpoints>::new(c, k, None);
-        let (c, k) = informer();
-        let slices = Informer::<EndpointSlice>::new(c, k, None);
-        let service_accounts = ServiceAccountsController::new(
-            client(controllers::serviceaccount::controller::NAME),
-            clock.clone(),
-            &namespaces,
-            &accounts,
-        );
-        let endpoints_controller = EndpointsController::new(
-            client(controllers::endpoint::controller::NAME),
-            clock.clone(),
-            &services,
-            pods,
-            &endpoints,
-        );
-        let slices_controller = EndpointSliceController::new(
-            client(controllers::endpointslice::controller::NAME),
-            clock.clone(),
-            &services,
-            pods,
-            &slices,
-        );
-        let mut informers: Vec<Box<dyn FnOnce(CancellationToken) -> JoinHandle<()> + Send>> = Vec::new();
-        let root_ca = sim.root_ca.clone().map(|ca| {
-            let (c, k) = informer();
-            let config_maps = Informer::<ConfigMap>::new(c, k, None);
-            let publisher = RootCaPublisher::new(
-                client(controllers::rootcacertpublisher::controller::NAME),
-                clock.clone(),
-                ca,
-                &namespaces,
-                &config_maps,
-            );
-            informers.push(Box::new(move |stop| config_maps.run(stop)));
-            publisher
-        });
-        informers.push(Box::new(move |stop| namespaces.run(stop)));
-        informers.push(Box::new(move |stop| accounts.run(stop)));
-        informers.push(Box::new(move |stop| services.run(stop)));
-        informers.push(Box::new(move |stop| endpoints.run(stop)));
-        informers.push(Box::new(move |stop| slices.run(stop)));
-        NamespaceControllers {
-            informers,
-            service_accounts,
-            root_ca,
-            endpoints: endpoints_controller,
-            endpoint_slices: slices_controller,
+/// Builds the controller `name` (canonical), subscribed to its informers;
+/// `None` when it cannot run here (the root-CA publisher and the CSR signer
+/// without a cluster CA).
+#[allow(clippy::too_many_lines, reason = "one short arm per controller, in one place")]
+fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
+    use controllers::garbagecollector::controller::deletable_resources;
+    let (clock, workers, i) = (cx.clock.clone(), cx.sim.workers, cx.informers);
+    // Spawns `controller.run(workers, token)` after starting `informers`.
+    macro_rules! run {
+        ($controller:expr $(, $informer:expr)*) => {{
+            let controller = $controller;
+            Box::new(move |stop: &CancellationToken| {
+                let informers = [$($informer.run(stop.clone())),*];
+                let controller = tokio::spawn(controller.run(workers, stop.clone()));
+                informers.into_iter().chain([controller]).collect()
+            }) as Run
+        }};
+    }
+    Some(match name {
+        "replicaset-controller" => {
+            use controllers::replicaset::controller::ReplicaSetController;
+            let (c, events) = cx.named(name);
+            run!(ReplicaSetController::new(
+                c,
+                clock,
+                events,
+                i.replicasets.get(),
+                i.pods.get()
+            ))
         }
-    }
-
-    /// Starts the informers, then the controllers.
-    fn run(self, workers: usize, shutdown: &CancellationToken) -> Vec<JoinHandle<()>> {
-        let mut handles: Vec<JoinHandle<()>> = self
-            .informers
-            .into_iter()
-            .map(|run| run(shutdown.clone()))
-            .collect();
-        handles.push(tokio::spawn(self.service_accounts.run(workers, shutdown.clone())));
-        if let Some(publisher) = self.root_ca {
-            handles.push(tokio::spawn(publisher.run(workers, shutdown.clone())));
+        "deployment-controller" => {
+            use controllers::deployment::controller::DeploymentController;
+            let (c, events) = cx.named(name);
+            let (d, rs, pods) = (i.deployments.get(), i.replicasets.get(), i.pods.get());
+            run!(DeploymentController::new(c, clock, events, d, rs, pods))
         }
-        handles.push(tokio::spawn(self.endpoints.run(workers, shutdown.clone())));
-        handles.push(tokio::spawn(self.endpoint_slices.run(workers, shutdown.clone())));
-        handles
-    }
-}
-
-/// Makes a client for a component: `(api, component name)`.
-type ClientFactory = Box<dyn Fn(&Api, &str) -> Arc<dyn Client> + Send + Sync>;
-
-/// An in-process control plane for tests and benchmarks: an API over a
-/// temporary store ([`TestApi`]), the chosen components started on it, and
-/// a client for the test. Stopped by [`Cluster::stop`], or (without
-/// waiting) when dropped.
-pub struct Cluster {
-    api: Api,
-    client: Arc<dyn Client>,
-    tasks: Tasks,
-}
-
-/// What [`ClusterBuilder::start`] starts: by default every component, three
-/// nodes, the system clock and seed 0.
-pub struct ClusterBuilder {
-    api: TestApiBuilder,
-    seed: u64,
-    sim: SimConfig,
-    components: Components,
-    clients: Option<ClientFactory>,
-}
-
-impl Cluster {
-    /// A builder: every component, [`SimConfig::default`], the system
-    /// clock, seed 0.
-    pub fn builder() -> ClusterBuilder {
-        ClusterBuilder {
-            api: TestApi::builder(),
-            seed: 0,
-            sim: SimConfig::default(),
-            components: Components {
-                controllers: true,
-                scheduler: true,
-            },
-            clients: None,
+        "garbage-collector-controller" => {
+            // It lists and watches every kind itself, keeping only metadata
+            // in its owner graph, as upstream's monitors do.
+            use controllers::garbagecollector::controller::{FIELD_MANAGER, GarbageCollector};
+            let resources = deletable_resources(cx.api.registry());
+            run!(GarbageCollector::new(
+                (cx.client)(FIELD_MANAGER),
+                clock,
+                resources
+            ))
         }
-    }
-
-    /// The in-process API.
-    pub fn api(&self) -> &Api {
-        &self.api
-    }
-
-    /// The one clock.
-    pub fn clock(&self) -> &Clock {
-        self.api.clock()
-    }
-
-    /// A client for the test, an `InProcessClient` named `test` (not made
-    /// by [`ClusterBuilder::clients`]).
-    pub fn client(&self) -> Arc<dyn Client> {
-        self.client.clone()
-    }
-
-    /// The token every component watches; cancelling it stops them.
-    pub fn shutdown(&self) -> CancellationToken {
-        self.tasks.shutdown()
-    }
-
-    /// Stops every component and waits for each, at most a minute apiece
-    /// (see [`Tasks::stop`]).
-    pub async fn stop(self) -> Result<(), String> {
-        self.tasks.stop(std::time::Duration::from_secs(60)).await
-    }
-}
-
-impl ClusterBuilder {
-    /// The clock of the store, the API and every component.
-    pub fn clock(mut self, clock: Clock) -> Self {
-        self.api = self.api.clock(clock);
-        self
-    }
-
-    /// A clock running `scale` simulated seconds per real second
-    /// ([`Clock::scaled`]).
-    pub fn time_scale(self, scale: f64) -> Self {
-        self.clock(Clock::scaled(scale))
-    }
-
-    /// The seed of the API's uids and names and of the kubelet's choices.
-    pub fn seed(mut self, seed: u64) -> Self {
-        (self.api, self.seed) = (self.api.seed(seed), seed);
-        self
-    }
-
-    /// Keep at most `events` events of watch history.
-    pub fn history(mut self, events: usize) -> Self {
-        self.api = self.api.history(events);
-        self
-    }
-
-    /// Nodes, their capacity and workers per controller.
-    pub fn sim(mut self, sim: SimConfig) -> Self {
-        self.sim = sim;
-        self
-    }
-
-    /// Simulated nodes; 0 runs no kubelet.
-    pub fn nodes(mut self, nodes: usize) -> Self {
-        self.sim.nodes = nodes;
-        self
-    }
-
-    /// Whether the ReplicaSet and Deployment controllers and the garbage
-    /// collector run.
-    pub fn controllers(mut self, on: bool) -> Self {
-        self.components.controllers = on;
-        self
-    }
-
-    /// Whether the scheduler runs.
-    pub fn scheduler(mut self, on: bool) -> Self {
-        self.components.scheduler = on;
-        self
-    }
-
-    /// Each component's client is `make(api, component)` instead of an
-    /// `InProcessClient` named after it (the reliability suite wraps one in
-    /// a `FaultyClient`).
-    pub fn clients(mut self, make: impl Fn(&Api, &str) -> Arc<dyn Client> + Send + Sync + 'static) -> Self {
-        self.clients = Some(Box::new(make));
-        self
-    }
-
-    /// Opens the API (the default namespaces created) and starts the
-    /// components.
-    ///
-    /// # Panics
-    /// If the temporary store cannot be opened or the namespaces created.
-    pub async fn start(self) -> Cluster {
-        let api = self.api.build().await;
-        let mut tasks = Tasks::new();
-        let make = |component: &str| match &self.clients {
-            Some(make) => make(&api, component),
-            None => client(&api, component),
-        };
-        let clock = api.clock().clone();
-        let started = start_components(
-            &api,
-            &clock,
-            &self.sim,
-            self.seed,
-            &tasks.shutdown(),
-            &make,
-            self.components,
-        );
-        tasks.extend(started);
-        Cluster {
-            client: client(&api, "test"),
-            api,
-            tasks,
+        "resourcequota-controller" => {
+            use controllers::resourcequota::controller::ResourceQuotaController;
+            use k8s_openapi::api::core::v1::ResourceQuota;
+            let quotas = cx.own::<ResourceQuota>();
+            let resources = deletable_resources(cx.api.registry());
+            let c = (cx.client)(name);
+            run!(
+                ResourceQuotaController::new(c, clock, &quotas, i.pods.get(), resources),
+                quotas
+            )
         }
-    }
+        "serviceaccount-controller" => {
+            use controllers::serviceaccount::controller::{NAME, ServiceAccountsController};
+            use k8s_openapi::api::core::v1::ServiceAccount;
+            let accounts = cx.own::<ServiceAccount>();
+            let c = (cx.client)(NAME);
+            run!(
+                ServiceAccountsController::new(c, clock, i.namespaces.get(), &accounts),
+                accounts
+            )
+        }
+        "root-ca-certificate-publisher-controller" => {
+            use controllers::rootcacertpublisher::controller::{NAME, RootCaPublisher};
+            use k8s_openapi::api::core::v1::ConfigMap;
+            let ca = cx.sim.root_ca.clone()?;
+            let config_maps = cx.own::<ConfigMap>();
+            let c = (cx.client)(NAME);
+            run!(
+                RootCaPublisher::new(c, clock, ca, i.namespaces.get(), &config_maps),
+                config_maps
+            )
+        }
+        "endpoints-controller" => {
+            use controllers::endpoint::controller::{EndpointsController, NAME};
+            use k8s_openapi::api::core::v1::Endpoints;
+            let endpoints = cx.own::<Endpoints>();
+            let c = (cx.client)(NAME);
+            run!(
+                EndpointsController::new(c, clock, i.services.get(), i.pods.get(), &endpoints),
+                endpoints
+            )
+        }
+        "endpointslice-controller" => {
+            use controllers::endpointslice::controller::{EndpointSliceController, NAME};
+            use k8s_openapi::api::discovery::v1::EndpointSlice;
+            let slices = cx.own::<EndpointSlice>();
+            let c = (cx.client)(NAME);
+            run!(
+                EndpointSliceController::new(c, clock, i.services.get(), i.pods.get(), &slices),
+                slices
+            )
+        }
+        "clusterrole-aggregation-controller" => {
+            use controllers::clusterroleaggregation::controller::{
+                ClusterRoleAggregationController, FIELD_MANAGER,
+            };
+            use k8s_openapi::api::rbac::v1::ClusterRole;
+            let roles = cx.own::<ClusterRole>();
+            let c = (cx.client)(FIELD_MANAGER);
+            run!(ClusterRoleAggregationController::new(c, clock, &roles), roles)
+        }
+        "persistentvolume-binder-controller" => {
+            // The binder and its simulated provisioner.
+            use controllers::volume::controller::PersistentVolumeController;
+            use k8s_openapi::api::core::v1::PersistentVolume;
+            let volumes = cx.own::<PersistentVolume>();
+            let (c, events) = cx.named("persistentvolume-controller");
+            let (claims, classes) = (i.claims.get(), i.classes.get());
+            run!(
+                PersistentVolumeController::new(c, clock, events, claims, &volumes, classes),
+                volumes
+            )
+        }
+        "disruption-controller" => {
+            // PodDisruptionBudget status, with the informers only it reads.
+            use controllers::disruption::controller::{DisruptionController, DisruptionInformers};
+            use k8s_openapi::api::apps::v1::StatefulSet;
+            use k8s_openapi::api::core::v1::ReplicationController;
+            use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+            let pdbs = cx.own::<PodDisruptionBudget>();
+            let rcs = cx.own::<ReplicationController>();
+            let statefulsets = cx.own::<StatefulSet>();
+            let c = (cx.client)(name);
+            let events = Recorder::new(c.clone(), clock.clone(), "controllermanager", None);
+            let informers = DisruptionInformers {
+                pdbs: &pdbs,
+                pods: i.pods.get(),
+                replication_controllers: &rcs,
+                replicasets: i.replicasets.get(),
+                deployments: i.deployments.get(),
+                statefulsets: &statefulsets,
+            };
+            run!(
+                DisruptionController::new(c, clock, events, informers),
+                pdbs,
+                rcs,
+                statefulsets
+            )
+        }
+        "certificatesigningrequest-signing-controller" => {
+            // kube-apiserver-client(-kubelet) certificates from the cluster CA.
+            use controllers::certificates::controller::{CsrSigningController, NAME};
+            use controllers::certificates::plan::DEFAULT_CERT_TTL;
+            use controllers::certificates::sign::CertificateAuthority;
+            use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+            let ca = CertificateAuthority {
+                cert: cx.sim.root_ca.clone()?,
+                key: cx.sim.ca_key.clone()?,
+            };
+            let csrs = cx.own::<CertificateSigningRequest>();
+            let c = (cx.client)(NAME);
+            run!(
+                CsrSigningController::new(c, clock, ca, DEFAULT_CERT_TTL, &csrs),
+                csrs
+            )
+        }
+        // `names()` yields only the names above.
+        other => unreachable!("{other} is in CONTROLLERS but has no arm"),
+    })
 }
 
 /// The simulated kubelet's container logs, for `kubectl logs`.
@@ -664,6 +668,69 @@ mod tests {
                 .all(|p| p["spec"]["containers"][0]["image"] == "nginx:2")
         );
 
+        cluster.stop().await.unwrap();
+    }
+
+    #[test]
+    fn controllers_are_chosen_as_kube_controller_managers_flag_does() {
+        let on = |list: &str| ControllerSelection::parse(list).unwrap().names();
+        assert_eq!(on("*").len(), CONTROLLERS.len());
+        assert!(on("").is_empty());
+        assert_eq!(
+            on("deployment,replicaset-controller"),
+            ["replicaset-controller", "deployment-controller"]
+        );
+        let without = on("*,-deployment-controller");
+        assert_eq!(without.len(), CONTROLLERS.len() - 1);
+        assert!(!without.contains(&"deployment-controller"));
+        // The first entry naming a controller decides.
+        assert!(on("-garbagecollector,*,garbage-collector-controller").len() == CONTROLLERS.len() - 1);
+        assert_eq!(on("csrsigning"), ["certificatesigningrequest-signing-controller"]);
+    }
+
+    #[test]
+    fn unknown_controllers_are_each_named_with_the_known_ones() {
+        let err = ControllerSelection::parse("*,-job-controller,bogus").unwrap_err();
+        assert_eq!(err.unknown, ["job-controller", "bogus"]);
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "\"job-controller\" is not in the list of known controllers, \"bogus\" is not in the list of known controllers; the known controllers are replicaset-controller, deployment-controller,"
+            ),
+            "{text}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_controller_has_a_builder_arm() {
+        let cluster = Cluster::builder().nodes(0).start().await;
+        let api = cluster.api().clone();
+        let sim = SimConfig {
+            root_ca: Some("ca".into()),
+            ca_key: Some("key".into()),
+            ..SimConfig::default()
+        };
+        let make = |c: &str| client(&api, c);
+        let informers = Informers {
+            deployments: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            replicasets: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            pods: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            nodes: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            claims: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            classes: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            namespaces: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+            services: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
+        };
+        let cx = Context {
+            clock: api.clock(),
+            sim: &sim,
+            client: &make,
+            informers: &informers,
+            api: &api,
+        };
+        for (name, _) in CONTROLLERS {
+            assert!(build_controller(name, &cx).is_some(), "{name}");
+        }
         cluster.stop().await.unwrap();
     }
 }

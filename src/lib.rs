@@ -1,8 +1,10 @@
 //! miniplane: a Kubernetes control plane in one process.
 //!
 //! This crate assembles the parts into a running server ([`Server`]); the
-//! binary (`src/main.rs`) is only its command line. Tests and examples start
-//! the same [`Server`] in-process:
+//! binary (`src/main.rs`) is only its command line. Tests start a whole
+//! cluster in their own process with [`Cluster::builder`] (`src/harness.rs`:
+//! a ready `kube::Client`, in-process or served), or the same [`Server`]
+//! that `miniplane up` runs:
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), miniplane::UpError> {
@@ -13,20 +15,25 @@
 //! ```
 
 pub mod cluster;
+mod harness;
 mod kubeconfig;
 pub mod lock;
 pub mod pki;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use apiserver::auth::serviceaccount::{KeyError, ServiceAccountTokens};
 use apiserver::http::AppState;
 use apiserver::http::auth::Authenticator;
 use apiserver::{Api, Registry};
+use controllers::runtime::{Client, InProcessClient};
 use store::{Clock, Durability, Store};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+pub use harness::{Cluster, ClusterBuilder, HarnessError};
 
 /// Where miniplane serves HTTPS by default: kube-apiserver's secure port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:6443";
@@ -52,7 +59,14 @@ pub struct Config {
     pub insecure_http: bool,
     /// Where the store lives; `None` = a temporary store, gone on exit.
     pub data_dir: Option<PathBuf>,
-    /// Where to write the kubeconfig; default `<data-dir>/kubeconfig`.
+    /// No data dir at all (`--in-memory`): the store in memory (see
+    /// `Store` with no path: sled's temporary database, on Linux in
+    /// `/dev/shm`), certificates made in memory ([`pki::generate`]), no lock
+    /// file; the kubeconfig only where [`Config::kubeconfig`] says. Refused
+    /// with a `data_dir`.
+    pub in_memory: bool,
+    /// Where to write the kubeconfig; default `<data-dir>/kubeconfig`
+    /// (in memory: nowhere).
     pub kubeconfig: Option<PathBuf>,
     /// Durability of acknowledged writes.
     pub durability: Durability,
@@ -87,6 +101,7 @@ impl Config {
             also_listen: Vec::new(),
             insecure_http: false,
             data_dir: None,
+            in_memory: false,
             kubeconfig: None,
             durability: Durability::Flush,
             clock: Clock::system(),
@@ -132,6 +147,9 @@ pub enum UpError {
     /// The store failed to open or close.
     #[error("store: {0}")]
     Store(#[from] store::Error),
+    /// `in_memory` was asked for together with a data dir.
+    #[error("--in-memory keeps no files, so it takes no --data-dir ({})", .0.display())]
+    InMemoryWithDataDir(PathBuf),
     /// Creating the initial namespaces or the `kubernetes` Service failed.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] apiserver::ApiError),
@@ -154,21 +172,48 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> UpError {
     move |source| UpError::Io { context, source }
 }
 
+/// Starts the API's own background loops (besides the components): the
+/// APIServices kept in step with the registry, and Events expiring after
+/// `event_ttl`; each stops when `shutdown` is cancelled.
+pub(crate) async fn start_api_tasks(
+    api: &Api,
+    clock: &Clock,
+    event_ttl: Duration,
+    shutdown: &CancellationToken,
+) -> Result<Vec<tokio::task::JoinHandle<()>>, apiserver::ApiError> {
+    let mut tasks = Vec::new();
+    // One APIService per served group-version, kept in step with the registry.
+    api.sync_api_services().await?;
+    tasks.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
+    for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
+        let (store, clock, shutdown) = (api.store().clone(), clock.clone(), shutdown.clone());
+        tasks.push(tokio::spawn(async move {
+            apiserver::event_ttl::run(store, clock, prefix, event_ttl, shutdown).await
+        }));
+    }
+    Ok(tasks)
+}
+
 /// A running miniplane.
 pub struct Server {
     addr: SocketAddr,
     /// The certificates and credentials; `None` with `--insecure-http`.
     pki: Option<pki::Pki>,
     api: Api,
-    kubeconfig: PathBuf,
+    /// Where the kubeconfig was written; `None` in memory without a path.
+    kubeconfig: Option<PathBuf>,
     /// Cancelled by [`Server::stop`]: stops accepting and ends every stream.
-    shutdown: CancellationToken,
+    pub(crate) shutdown: CancellationToken,
+    /// Cancels `shutdown` when the server is dropped without [`Server::stop`]
+    /// (the tasks then end on their own, unwaited).
+    _cancel_on_drop: DropGuard,
     /// One HTTP server task per listen address; joined by [`Server::stop`].
     http: Vec<tokio::task::JoinHandle<std::io::Result<()>>>,
     /// Informers, controllers, scheduler and kubelet; joined by [`Server::stop`].
     components: Vec<tokio::task::JoinHandle<()>>,
-    /// This server's hold on its data dir; released when it is dropped.
-    _lock: lock::DataDirLock,
+    /// This server's hold on its data dir; released when it is dropped
+    /// (`None` in memory).
+    _lock: Option<lock::DataDirLock>,
     /// Keeps a temporary data dir alive as long as the server.
     _temp: Option<tempfile::TempDir>,
 }
@@ -178,6 +223,15 @@ impl Server {
     /// `default/kubernetes` Service at the bound address, serves, and writes
     /// the kubeconfig once the server answers.
     pub async fn start(config: Config) -> Result<Server, UpError> {
+        Server::start_with_clients(config, None).await
+    }
+
+    /// [`Server::start`], each component's client made by `clients` (the
+    /// test harness's `.clients()`).
+    pub(crate) async fn start_with_clients(
+        config: Config,
+        clients: Option<harness::ClientFactory>,
+    ) -> Result<Server, UpError> {
         let listen: Vec<SocketAddr> = std::iter::once(config.listen)
             .chain(config.also_listen.iter().copied())
             .collect();
@@ -186,24 +240,30 @@ impl Server {
         {
             return Err(UpError::NotLoopback(*addr));
         }
-        let (data_dir, temp) = match &config.data_dir {
-            Some(d) => (d.clone(), None),
-            None => {
+        let (data_dir, temp) = match (&config.data_dir, config.in_memory) {
+            (Some(d), true) => return Err(UpError::InMemoryWithDataDir(d.clone())),
+            (Some(d), false) => (Some(d.clone()), None),
+            (None, true) => (None, None),
+            (None, false) => {
                 let t = tempfile::tempdir().map_err(io("creating a temporary data dir"))?;
-                (t.path().to_path_buf(), Some(t))
+                (Some(t.path().to_path_buf()), Some(t))
             }
         };
-        std::fs::create_dir_all(&data_dir).map_err(io(format!("creating {}", data_dir.display())))?;
-        let lock = lock::DataDirLock::acquire(&data_dir)?;
-        let pki = match config.insecure_http {
-            true => None,
-            false => {
-                let ips: Vec<_> = listen.iter().map(SocketAddr::ip).collect();
-                Some(pki::load_or_create(&data_dir.join("pki"), &ips)?)
+        let lock = match &data_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+                Some(lock::DataDirLock::acquire(dir)?)
             }
+            None => None,
+        };
+        let ips: Vec<_> = listen.iter().map(SocketAddr::ip).collect();
+        let pki = match (config.insecure_http, &data_dir) {
+            (true, _) => None,
+            (false, Some(dir)) => Some(pki::load_or_create(&dir.join("pki"), &ips)?),
+            (false, None) => Some(pki::generate(&ips)?),
         };
         let store = Store::open(store::Config {
-            path: Some(data_dir.join("store")),
+            path: data_dir.as_ref().map(|d| d.join("store")),
             durability: config.durability,
             clock: config.clock.clone(),
             history_max_events: config.history_max_events,
@@ -222,6 +282,7 @@ impl Server {
         apiserver::auth::bootstrap_policy::ensure(&api).await?;
         let authorizer = apiserver::auth::authorizer::Authorizer::new(config.authorization, &api);
         let shutdown = CancellationToken::new();
+        let cancel_on_drop = shutdown.clone().drop_guard();
         let mut http = Vec::new();
         let mut addr = None;
         // One state for every listener, so that they share the in-flight caps.
@@ -260,54 +321,46 @@ impl Server {
         api.reconcile_kubernetes_service(addr).await?;
         let mut components = match &config.sim {
             Some(sim) => {
-                // The root-CA publisher puts the cluster CA in every namespace.
-                let root_ca = pki.as_ref().map(|p| p.ca_cert.clone());
+                // The root-CA publisher puts the cluster CA in every
+                // namespace; the CSR signer signs with its key (HTTPS only).
                 let sim = cluster::SimConfig {
-                    root_ca,
+                    root_ca: pki.as_ref().map(|p| p.ca_cert.clone()),
+                    ca_key: pki.as_ref().map(|p| p.ca_key.clone()),
                     ..sim.clone()
                 };
-                cluster::start(&api, &config.clock, &sim, config.seed, &shutdown)
+                let default = |component: &str| -> Arc<dyn Client> {
+                    Arc::new(InProcessClient::new(api.clone(), component))
+                };
+                let make = |component: &str| match &clients {
+                    Some(make) => make(&api, component),
+                    None => default(component),
+                };
+                cluster::start_components(&api, &config.clock, &sim, config.seed, &shutdown, &make)
             }
             None => Vec::new(),
         };
         components.push(tokio::spawn(
             api.clone().keep_kubernetes_service(addr, shutdown.clone()),
         ));
-        // One APIService per served group-version, kept in step with the registry.
-        api.sync_api_services().await?;
-        components.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
-        // The CSR signer needs the CA key, so it runs only with HTTPS.
-        if let (Some(pki), Some(sim)) = (&pki, &config.sim) {
-            components.extend(cluster::start_csr_signer(
-                &api,
-                &config.clock,
-                pki,
-                sim.workers,
-                &shutdown,
-            ));
-        }
-        for prefix in apiserver::event_ttl::event_prefixes(api.registry()) {
-            let (store, clock, ttl) = (api.store().clone(), config.clock.clone(), config.event_ttl);
-            let shutdown = shutdown.clone();
-            components.push(tokio::spawn(async move {
-                apiserver::event_ttl::run(store, clock, prefix, ttl, shutdown).await
-            }));
-        }
-        let kubeconfig = config
-            .kubeconfig
-            .clone()
-            .unwrap_or_else(|| data_dir.join("kubeconfig"));
+        components.extend(start_api_tasks(&api, &config.clock, config.event_ttl, &shutdown).await?);
+        let kubeconfig = match (&config.kubeconfig, &data_dir) {
+            (Some(path), _) => Some(path.clone()),
+            (None, Some(dir)) => Some(dir.join("kubeconfig")),
+            (None, None) => None,
+        };
         kubeconfig::wait_until_ready(addr, pki.as_ref())
             .await
             .map_err(io("waiting for /readyz"))?;
-        kubeconfig::write(&kubeconfig, addr, pki.as_ref())
-            .map_err(io(format!("writing {}", kubeconfig.display())))?;
+        if let Some(path) = &kubeconfig {
+            kubeconfig::write(path, addr, pki.as_ref()).map_err(io(format!("writing {}", path.display())))?;
+        }
         Ok(Server {
             addr,
             pki,
             api,
             kubeconfig,
             shutdown,
+            _cancel_on_drop: cancel_on_drop,
             http,
             components,
             _lock: lock,
@@ -334,9 +387,15 @@ impl Server {
         self.pki.as_ref()
     }
 
-    /// The kubeconfig written for this server.
+    /// The kubeconfig written for this server; an empty path when none was
+    /// (in memory without [`Config::kubeconfig`]: see [`Server::kubeconfig_yaml`]).
     pub fn kubeconfig(&self) -> &Path {
-        &self.kubeconfig
+        self.kubeconfig.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// The kubeconfig's text (the one written, or that would be).
+    pub fn kubeconfig_yaml(&self) -> String {
+        kubeconfig::render(self.addr, self.pki.as_ref())
     }
 
     /// The in-process API.

@@ -35,11 +35,25 @@ struct UpArgs {
     insecure_http: bool,
     /// Directory for the store and the kubeconfig
     /// [default: $XDG_DATA_HOME/miniplane or ~/.local/share/miniplane].
-    #[arg(long)]
+    #[arg(long, conflicts_with = "in_memory")]
     data_dir: Option<PathBuf>,
-    /// Where to write the kubeconfig [default: <data-dir>/kubeconfig].
+    /// Keep nothing on disk: no data dir, no lock file, certificates made in
+    /// memory, the store in memory (on Linux sled's temporary database in
+    /// /dev/shm, removed on exit). The kubeconfig is written only to
+    /// --kubeconfig, or printed on stdout without it. Everything is gone
+    /// when the process ends.
+    #[arg(long)]
+    in_memory: bool,
+    /// Where to write the kubeconfig [default: <data-dir>/kubeconfig; with
+    /// --in-memory, printed on stdout].
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Which built-in controllers run, as kube-controller-manager's flag: a
+    /// comma-separated list where `*` turns every one on, `name` one on and
+    /// `-name` one off (e.g. `*,-deployment-controller`); upstream's names
+    /// or their aliases.
+    #[arg(long, default_value = "*", value_parser = parse_controllers)]
+    controllers: miniplane::cluster::ControllerSelection,
     /// Run simulated time this many times faster than wall time; every
     /// timestamp and delay follows it.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
@@ -86,6 +100,10 @@ fn parse_time_scale(s: &str) -> Result<f64, String> {
         Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
         _ => Err(format!("{s:?} is not a positive number")),
     }
+}
+
+fn parse_controllers(s: &str) -> Result<miniplane::cluster::ControllerSelection, String> {
+    miniplane::cluster::ControllerSelection::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -139,7 +157,11 @@ fn init_logging(trace: bool) {
 }
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
-    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    let data_dir = match args.in_memory {
+        true => None,
+        false => Some(args.data_dir.unwrap_or_else(default_data_dir)),
+    };
+    let print_kubeconfig = args.in_memory && args.kubeconfig.is_none();
     let default_listen = match args.insecure_http {
         true => miniplane::DEFAULT_INSECURE_LISTEN,
         false => miniplane::DEFAULT_LISTEN,
@@ -152,7 +174,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             .unwrap_or_else(|| default_listen.parse().expect("a socket address")),
         also_listen: listen.collect(),
         insecure_http: args.insecure_http,
-        data_dir: Some(data_dir.clone()),
+        data_dir: data_dir.clone(),
+        in_memory: args.in_memory,
         kubeconfig: args.kubeconfig,
         durability: if args.no_fsync {
             store::Durability::Buffered
@@ -169,6 +192,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         },
         sim: Some(miniplane::cluster::SimConfig {
             nodes: args.nodes,
+            controllers: args.controllers,
             ..Default::default()
         }),
         seed: args.seed.unwrap_or_else(rand::random),
@@ -177,9 +201,21 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     let server = miniplane::Server::start(config)
         .await
         .context("starting miniplane")?;
-    println!("miniplane is serving the Kubernetes API at {}", server.url());
-    println!("data dir: {}", data_dir.display());
-    println!("export KUBECONFIG={}", server.kubeconfig().display());
+    if print_kubeconfig {
+        // Stdout stays one YAML document: the kubeconfig, after comments.
+        println!("# miniplane is serving the Kubernetes API at {}", server.url());
+        println!("# in memory: no data dir; this is the kubeconfig");
+        print!("{}", server.kubeconfig_yaml());
+    } else {
+        println!("miniplane is serving the Kubernetes API at {}", server.url());
+        match &data_dir {
+            Some(dir) => println!("data dir: {}", dir.display()),
+            None => println!("in memory: no data dir"),
+        }
+        println!("export KUBECONFIG={}", server.kubeconfig().display());
+    }
+    // Whoever reads stdout through a pipe sees the lines now, not at exit.
+    std::io::Write::flush(&mut std::io::stdout()).context("writing to stdout")?;
     wait_for_signal().await?;
     server.stop().await.context("stopping miniplane")?;
     Ok(())
@@ -219,6 +255,41 @@ mod tests {
             ]),
             (10, 0)
         );
+    }
+
+    #[test]
+    fn controllers_flag_takes_kube_controller_managers_syntax() {
+        let parse = |argv: &[&str]| {
+            Cli::try_parse_from(argv).map(|cli| {
+                let Command::Up(args) = cli.command;
+                args.controllers.names()
+            })
+        };
+        assert_eq!(parse(&["miniplane", "up"]).unwrap().len(), 12);
+        let some = parse(&[
+            "miniplane",
+            "up",
+            "--controllers",
+            "*,-deployment-controller,-replicaset",
+        ])
+        .unwrap();
+        assert_eq!(some.len(), 10);
+        assert!(!some.contains(&"deployment-controller"));
+        let err = parse(&["miniplane", "up", "--controllers", "*,cronjob-controller"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("\"cronjob-controller\" is not in the list of known controllers; the known controllers are replicaset-controller"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn in_memory_takes_no_data_dir() {
+        let parsed = Cli::try_parse_from(["miniplane", "up", "--in-memory", "--data-dir", "/tmp/x"]);
+        assert!(parsed.is_err());
+        assert!(Cli::try_parse_from(["miniplane", "up", "--in-memory"]).is_ok());
     }
 
     #[test]

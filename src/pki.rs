@@ -14,6 +14,9 @@
 //! working); only the serving certificate is made again, signed by the same
 //! CA, when a new listen address needs a SAN it lacks. Keys are ECDSA P-256
 //! (rcgen's default), written with mode 0600.
+//!
+//! [`generate`] makes the same set in memory only (`miniplane up
+//! --in-memory`, the test harness): nothing is read or written.
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -113,7 +116,17 @@ pub enum PkiError {
 /// Loads the cluster's certificates from `dir`, making what is missing,
 /// with a serving certificate valid for every address in `listen`.
 pub fn load_or_create(dir: &Path, listen: &[IpAddr]) -> Result<Pki, PkiError> {
-    let files = Files(dir.to_path_buf());
+    make(&Files(Some(dir.to_path_buf())), listen)
+}
+
+/// A fresh set of certificates and credentials, in memory only: no file is
+/// read or written (a few milliseconds: four P-256 keys).
+pub fn generate(listen: &[IpAddr]) -> Result<Pki, PkiError> {
+    make(&Files(None), listen)
+}
+
+/// [`load_or_create`] over `files`, which may be no files at all.
+fn make(files: &Files, listen: &[IpAddr]) -> Result<Pki, PkiError> {
     files.create_dir()?;
     let (ca_key, ca_cert) = match (files.read("ca.key")?, files.read("ca.crt")?) {
         (Some(key), Some(cert)) => (KeyPair::from_pem(&key)?, cert),
@@ -264,21 +277,24 @@ fn new_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The pki directory.
-struct Files(PathBuf);
+/// The pki directory; `None` in memory, where nothing is ever found and
+/// writes go nowhere.
+struct Files(Option<PathBuf>);
 
 impl Files {
     fn io(&self, name: &str) -> impl FnOnce(std::io::Error) -> PkiError {
-        let path = self.0.join(name);
+        let path = self.0.as_deref().unwrap_or(Path::new("")).join(name);
         move |source| PkiError::Io { path, source }
     }
 
     fn create_dir(&self) -> Result<(), PkiError> {
-        std::fs::create_dir_all(&self.0).map_err(self.io(""))
+        let Some(dir) = &self.0 else { return Ok(()) };
+        std::fs::create_dir_all(dir).map_err(self.io(""))
     }
 
     fn read(&self, name: &str) -> Result<Option<String>, PkiError> {
-        match std::fs::read_to_string(self.0.join(name)) {
+        let Some(dir) = &self.0 else { return Ok(None) };
+        match std::fs::read_to_string(dir.join(name)) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.io(name)(e)),
@@ -286,12 +302,16 @@ impl Files {
     }
 
     fn must_read(&self, name: &str) -> Result<String, PkiError> {
-        std::fs::read_to_string(self.0.join(name)).map_err(self.io(name))
+        match self.read(name)? {
+            Some(text) => Ok(text),
+            None => Err(self.io(name)(std::io::ErrorKind::NotFound.into())),
+        }
     }
 
     /// Writes through a temporary file and a rename, readable by the owner only.
     fn write(&self, name: &str, contents: &str) -> Result<(), PkiError> {
-        let tmp = self.0.join(format!("{name}.tmp"));
+        let Some(dir) = &self.0 else { return Ok(()) };
+        let tmp = dir.join(format!("{name}.tmp"));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]
@@ -299,7 +319,7 @@ impl Files {
         let mut f = options.open(&tmp).map_err(self.io(name))?;
         f.write_all(contents.as_bytes()).map_err(self.io(name))?;
         f.sync_all().map_err(self.io(name))?;
-        std::fs::rename(&tmp, self.0.join(name)).map_err(self.io(name))
+        std::fs::rename(&tmp, dir.join(name)).map_err(self.io(name))
     }
 }
 
@@ -340,6 +360,20 @@ mod tests {
         assert_ne!(first.server_cert, moved.server_cert);
         let sans = std::fs::read_to_string(dir.path().join("apiserver.sans")).unwrap();
         assert!(sans.lines().any(|l| l == "127.0.0.2"), "{sans}");
+    }
+
+    #[test]
+    fn generated_in_memory_is_a_fresh_set_each_time() {
+        let first = generate(&[]).unwrap();
+        let second = generate(&[]).unwrap();
+        assert_ne!(first.ca_cert, second.ca_cert);
+        assert_ne!(first.token, second.token);
+        assert!(first.admin_cert.starts_with("-----BEGIN CERTIFICATE-----"));
+        assert!(
+            first
+                .service_account_key
+                .starts_with("-----BEGIN PRIVATE KEY-----")
+        );
     }
 
     #[test]

@@ -186,7 +186,22 @@ impl Registry {
         self.changes.send_modify(|n| *n += 1);
     }
 
-    /// A receiver that sees a change each time a row is added or replaced.
+    /// Removes a resource; `None` when there was no such row. Subscribers
+    /// see the change as they see an insert.
+    pub fn remove(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        let key = (group.to_string(), version.to_string(), plural.to_string());
+        let removed = self
+            .inner
+            .write()
+            .expect("registry lock poisoned")
+            .remove(&key);
+        if removed.is_some() {
+            self.changes.send_modify(|n| *n += 1);
+        }
+        removed
+    }
+
+    /// A receiver that sees a change each time a row is added, replaced or removed.
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
     }
@@ -632,6 +647,17 @@ fn breadth() -> Vec<ResourceInfo> {
             &[],
             ext,
             &[],
+        )),
+        // apiextensions.k8s.io/v1
+        with_gen(row(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+            &["crd", "crds"],
+            ext,
+            &[Status],
         )),
         // apiregistration.k8s.io/v1, certificates.k8s.io/v1
         row(

@@ -12,8 +12,9 @@
 //! - on the way out, [`to_view`] on every object a get, list, watch event,
 //!   write or delete returns.
 //!
-//! For a row that is its own storage version all of these are a string
-//! comparison and nothing else. Label and field selectors are matched
+//! For a built-in row that is its own storage version all of these are a
+//! string comparison and nothing else; a custom resource's view also gets
+//! its schema's defaults (upstream defaults on read). Label and field selectors are matched
 //! against the stored object: the fields they read (metadata, and the
 //! fields each kind makes selectable) are the same in every view.
 
@@ -47,17 +48,23 @@ pub(crate) fn to_storage(info: &ResourceInfo, obj: Value) -> ApiResult<Value> {
     convert(info, obj, &info.storage_version)
 }
 
-/// A stored object as the `info` row serves it.
+/// A stored object as the `info` row serves it. A custom resource also
+/// gets its schema's defaults, as upstream's codec fills them on every
+/// read from storage.
 pub(crate) fn to_view(info: &ResourceInfo, obj: Value) -> ApiResult<Value> {
-    if info.storage_version == info.version {
-        return Ok(obj);
+    let mut obj = match info.storage_version == info.version {
+        true => obj,
+        false => convert(info, obj, &info.version)?,
+    };
+    if let Some(custom) = &info.custom {
+        crate::kinds::custom::default_object(custom, &mut obj);
     }
-    convert(info, obj, &info.version)
+    Ok(obj)
 }
 
 /// [`to_view`] of a borrowed object, copying it only when it must change.
 pub(crate) fn viewed<'a>(info: &ResourceInfo, obj: &'a Value) -> ApiResult<Cow<'a, Value>> {
-    if info.storage_version == info.version {
+    if info.storage_version == info.version && info.custom.is_none() {
         return Ok(Cow::Borrowed(obj));
     }
     to_view(info, obj.clone()).map(Cow::Owned)

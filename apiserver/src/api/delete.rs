@@ -171,6 +171,10 @@ impl Api {
                 Some(Propagation::Foreground) => add_finalizer(&mut finalizers, "foregroundDeletion"),
                 _ => {}
             }
+            if info.group == "apiextensions.k8s.io" && info.kind == "CustomResourceDefinition" {
+                let now = self.now_rfc3339();
+                crate::kinds::apiextensions::mark_terminating(&mut new, &mut finalizers, &now);
+            }
         }
         if grace == 0 && finalizers.is_empty() {
             return Plan::Remove;

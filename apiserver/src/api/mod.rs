@@ -18,6 +18,8 @@
 
 mod apiservices;
 mod convert;
+mod custom_resources;
+mod custom_writes;
 mod delete;
 mod eviction;
 mod ids;
@@ -30,6 +32,7 @@ mod write;
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
 pub use read::{ListOptions, ObjectList, WatchEvent, WatchOptions, WatchStream};
 pub use subresource::{LogOptions, log_text, scale_of, synthetic_log};
+pub use custom_writes::deprecation_warning;
 pub use write::{FieldValidation, PatchType, WriteOptions, Written};
 
 use std::sync::Arc;
@@ -116,8 +119,11 @@ impl Api {
     }
 
     /// Creates the namespaces a fresh cluster has (`default`, `kube-system`,
-    /// `kube-public`, `kube-node-lease`) when they are missing.
+    /// `kube-public`, `kube-node-lease`) when they are missing, after
+    /// serving the established CRDs of the store.
     pub async fn bootstrap(&self) -> ApiResult<()> {
+        // The custom resources of the CRDs already stored are served from the start.
+        self.restore_custom_resources()?;
         let info = self.resource("", "v1", "namespaces")?;
         for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});

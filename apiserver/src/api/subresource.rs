@@ -23,10 +23,16 @@ pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
         ));
     }
     let meta = o.get("metadata").cloned().unwrap_or_default();
-    let selector = o
-        .pointer("/spec/selector")
-        .map(crate::labels::label_selector_string)
-        .unwrap_or_default();
+    let (spec_replicas, status_replicas, selector) = match custom_scale(info) {
+        Some(paths) => super::custom_writes::scale_fields(paths, o),
+        None => (
+            o.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1),
+            o.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
+            o.pointer("/spec/selector")
+                .map(crate::labels::label_selector_string)
+                .unwrap_or_default(),
+        ),
+    };
     Ok(json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -37,16 +43,20 @@ pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
             "resourceVersion": meta.get("resourceVersion"),
             "creationTimestamp": meta.get("creationTimestamp"),
         },
-        "spec": {"replicas": o.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)},
-        "status": {
-            "replicas": o.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
-            "selector": selector,
-        },
+        "spec": {"replicas": spec_replicas},
+        "status": {"replicas": status_replicas, "selector": selector},
     }))
 }
 
+/// The scale subresource a custom resource's version declares.
+fn custom_scale(
+    info: &ResourceInfo,
+) -> Option<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale> {
+    info.custom.as_ref()?.version.subresources.as_ref()?.scale.as_ref()
+}
+
 /// The parent object with `spec.replicas` taken from a (patched or sent) Scale.
-pub fn with_scale(parent: &Value, scale: &Value) -> ApiResult<Value> {
+pub fn with_scale(info: &ResourceInfo, parent: &Value, scale: &Value) -> ApiResult<Value> {
     let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(Value::Null);
     let Some(n) = replicas.as_i64() else {
         return Err(ApiError::invalid(
@@ -73,7 +83,10 @@ pub fn with_scale(parent: &Value, scale: &Value) -> ApiResult<Value> {
         ));
     }
     let mut new = parent.clone();
-    new["spec"]["replicas"] = json!(n);
+    match custom_scale(info) {
+        Some(paths) => super::custom_writes::set_path(&mut new, &paths.spec_replicas_path, json!(n)),
+        None => new["spec"]["replicas"] = json!(n),
+    }
     if let Some(rv) = scale.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
         obj::meta_mut(&mut new).insert("resourceVersion".into(), json!(rv));
     }
@@ -136,7 +149,7 @@ impl Api {
         opts: &super::WriteOptions,
     ) -> ApiResult<Value> {
         let parent = self.get(info, namespace, name)?;
-        let new = with_scale(&parent, scale)?;
+        let new = with_scale(info, &parent, scale)?;
         let written = self
             .update(info, namespace, name, new, Some(Subresource::Scale), opts)
             .await?;

@@ -121,6 +121,7 @@ impl Api {
     ) -> ApiResult<Written> {
         let (view, stored) = (info, self.storage_of(info));
         let info = stored.as_deref().unwrap_or(view);
+        self.check_not_terminating(view)?;
         let (mut new, warnings) = self.admit_body(view, namespace, None, body, opts, Origin::Body)?;
         admit_create(self, info, namespace, "", &new)?;
         admission::mutate(self, admission::Operation::Create, info, &mut new)?;
@@ -199,12 +200,16 @@ impl Api {
                 "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
             ));
         }
+        if patch_type == PatchType::Strategic && info.custom.is_some() {
+            return Err(super::custom_writes::strategic_merge_unsupported());
+        }
         let (view, stored) = (info, self.storage_of(info));
         let info = stored.as_deref().unwrap_or(view);
         let key = self.key(info, namespace, name)?;
         loop {
             let (old, rev) = match self.read_for_write(info, &key, name) {
                 Err(e) if e.reason == Reason::NotFound && patch_type == PatchType::Apply && sub.is_none() => {
+                    self.check_not_terminating(view)?;
                     let written = self.apply_create(view, info, namespace, name, patch, opts).await;
                     return written.and_then(|w| convert::written_view(view, w));
                 }
@@ -307,7 +312,7 @@ impl Api {
             }
         }
         match sub {
-            Some(Subresource::Scale) => super::subresource::with_scale(old, &doc),
+            Some(Subresource::Scale) => super::subresource::with_scale(info, old, &doc),
             _ => Ok(doc),
         }
     }
@@ -380,8 +385,14 @@ impl Api {
         check_type_meta(info, &mut body)?;
         check_url_name(url_name, &body)?;
         check_namespace(info, namespace, &mut body)?;
-        typed::check(info, &body, origin)?;
-        let unknown = crate::schema::unknown_fields(&info.group, &info.version, &info.kind, &body);
+        let unknown = match &info.custom {
+            // A custom resource has no type to decode into: its schema prunes it.
+            Some(custom) => super::custom_writes::prune(custom, &mut body),
+            None => {
+                typed::check(info, &body, origin)?;
+                crate::schema::unknown_fields(&info.group, &info.version, &info.kind, &body)
+            }
+        };
         if !unknown.is_empty() {
             match opts.field_validation {
                 FieldValidation::Strict => {
@@ -402,6 +413,7 @@ impl Api {
             }
         }
         kinds::default_object(info, &mut body);
+        warnings.extend(super::custom_writes::deprecation_warning(info));
         let mut body = convert::to_storage(info, body)?;
         drop_empty_metadata(&mut body);
         Ok((body, warnings))

@@ -6,8 +6,14 @@
 //! its k8s-openapi type.
 //!
 //! Layout: [`schema`] the structural schema (validation, defaulting,
-//! pruning, CEL rules).
+//! pruning, CEL rules); [`names`] the naming and establishing decisions
+//! (pure); [`rows`] the registry rows of a CRD (pure). The controller that
+//! applies them runs in the API server: `api/custom_resources.rs`; the
+//! CustomResourceDefinition kind's own strategy is `kinds/apiextensions.rs`,
+//! the custom resources' `kinds/custom.rs`.
 
+pub mod names;
+pub mod rows;
 pub mod schema;
 
 use std::sync::Arc;

@@ -39,10 +39,20 @@ pub async fn serve(
     body: &[u8],
     user: &UserInfo,
 ) -> Response {
-    match dispatch(state, method, route, query, headers, body, user).await {
+    let deprecated = crate::api::deprecation_warning(&route.info);
+    let mut resp = match dispatch(state, method, route, query, headers, body, user).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
+    };
+    // A deprecated custom resource version warns on every request (a
+    // write's warnings carry it already).
+    if let Some(text) = deprecated {
+        let quoted = format!("299 - {text:?}");
+        if !resp.headers().get_all(header::WARNING).iter().any(|v| v == quoted.as_str()) {
+            negotiate::add_warnings(resp.headers_mut(), &[text]);
+        }
     }
+    resp
 }
 
 #[allow(clippy::too_many_arguments)] // the parts of one request

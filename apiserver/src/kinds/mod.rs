@@ -31,11 +31,13 @@
 //! (see each module).
 
 pub mod admissionregistration;
+pub mod apiextensions;
 pub mod apiregistration;
 pub mod autoscaling;
 pub mod batch;
 pub mod certificates;
 pub mod core;
+pub mod custom;
 pub mod discovery;
 pub mod ephemeral;
 pub mod legacy;
@@ -110,6 +112,8 @@ pub(crate) enum Kind {
     ValidatingAdmissionPolicyBinding,
     APIService,
     CertificateSigningRequest,
+    /// apiextensions.k8s.io/v1 CustomResourceDefinition.
+    CustomResourceDefinition,
     /// The create-only review kinds of authentication.k8s.io and authorization.k8s.io.
     Review,
     /// Custom resources and anything not listed.
@@ -117,6 +121,9 @@ pub(crate) enum Kind {
 }
 
 pub(crate) fn kind_of(info: &ResourceInfo) -> Kind {
+    if info.custom.is_some() {
+        return Kind::Other;
+    }
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") => Kind::Pod,
         ("", "Namespace") => Kind::Namespace,
@@ -169,6 +176,7 @@ pub(crate) fn kind_of(info: &ResourceInfo) -> Kind {
         }
         ("apiregistration.k8s.io", "APIService") => Kind::APIService,
         ("certificates.k8s.io", "CertificateSigningRequest") => Kind::CertificateSigningRequest,
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => Kind::CustomResourceDefinition,
         ("authentication.k8s.io" | "authorization.k8s.io", _) => Kind::Review,
         _ => Kind::Other,
     }
@@ -176,6 +184,9 @@ pub(crate) fn kind_of(info: &ResourceInfo) -> Kind {
 
 /// Layer D: versioned defaulting of a request body.
 pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
+    if let Some(custom) = &info.custom {
+        return custom::default_object(custom, obj);
+    }
     match kind_of(info) {
         Kind::Pod => pod::default_pod(obj),
         Kind::Namespace => core::default_namespace(obj),
@@ -213,6 +224,7 @@ pub fn default_object(info: &ResourceInfo, obj: &mut Value) {
         Kind::ValidatingAdmissionPolicy => admissionregistration::default_policy(obj),
         Kind::ValidatingAdmissionPolicyBinding => admissionregistration::default_binding(obj),
         Kind::APIService => apiregistration::default_api_service(obj),
+        Kind::CustomResourceDefinition => apiextensions::default_crd(obj),
         _ => {}
     }
 }
@@ -237,6 +249,7 @@ pub fn prepare_for_create(info: &ResourceInfo, obj: &mut Value) {
         Kind::DaemonSet => workloads::prepare_daemonset_create(obj),
         Kind::Job => batch::prepare_job_create(obj),
         Kind::CertificateSigningRequest => certificates::prepare_csr_create(obj),
+        Kind::CustomResourceDefinition => apiextensions::prepare_create(obj),
         _ => {}
     }
 }
@@ -289,6 +302,7 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
                 )
         }
         Kind::DaemonSet => workloads::prepare_daemonset_update(new, old),
+        Kind::Other if info.custom.is_some() => custom::generation_changes(info, new, old),
         Kind::Other => !sem_eq(Some(&without_meta_status(new)), Some(&without_meta_status(old))),
         Kind::ValidatingWebhookConfiguration | Kind::MutatingWebhookConfiguration => {
             !sem_eq(new.get("webhooks"), old.get("webhooks"))
@@ -305,6 +319,7 @@ pub fn prepare_for_update(info: &ResourceInfo, new: &mut Value, old: &Value) {
         Kind::CertificateSigningRequest => certificates::prepare_csr_update(new, old),
         Kind::Namespace => core::prepare_namespace_update(new, old),
         Kind::Service => core::prepare_service_update(new, old),
+        Kind::CustomResourceDefinition => apiextensions::add_stored_version(new),
         _ => {}
     }
 }
@@ -328,6 +343,7 @@ pub fn prepare_for_status_update(info: &ResourceInfo, new: &mut Value, old: &Val
         }
         Kind::Pod => copy_meta(new, old, "ownerReferences"),
         Kind::CertificateSigningRequest => certificates::prepare_csr_status_update(new, old),
+        Kind::Other if info.custom.is_some() => custom::prepare_status_update(new, old),
         _ => {}
     }
     if info.has_generation {
@@ -351,6 +367,9 @@ pub fn validate_create(info: &ResourceInfo, obj: &Value) -> Vec<FieldError> {
         Kind::Ingress => errs.extend(networking::validate_ingress_class_annotation(obj)),
         Kind::HorizontalPodAutoscaler => errs.extend(autoscaling::validate_hpa(obj)),
         _ => {}
+    }
+    if let Some(custom) = &info.custom {
+        errs.extend(custom::validate(custom, obj, None));
     }
     errs
 }
@@ -385,8 +404,12 @@ pub fn validate_update(info: &ResourceInfo, new: &Value, old: &Value) -> Vec<Fie
         Kind::IngressClass => networking::validate_ingress_class_update(new, old),
         Kind::PodDisruptionBudget => policy::validate_pdb_status(new),
         Kind::RoleBinding | Kind::ClusterRoleBinding => rbac::validate_binding_update(new, old),
+        Kind::CustomResourceDefinition => apiextensions::validate_crd_update(new, old),
         _ => Vec::new(),
     });
+    if let Some(custom) = &info.custom {
+        errs.extend(custom::validate(custom, new, Some(old)));
+    }
     errs
 }
 
@@ -450,6 +473,7 @@ fn validate_spec(kind: Kind, obj: &Value) -> Vec<FieldError> {
         Kind::ValidatingAdmissionPolicy => admissionregistration::validate_policy(obj),
         Kind::ValidatingAdmissionPolicyBinding => admissionregistration::validate_binding(obj),
         Kind::APIService => apiregistration::validate_api_service(obj),
+        Kind::CustomResourceDefinition => apiextensions::validate_crd(obj),
         _ => Vec::new(),
     }
 }
