@@ -22,7 +22,7 @@ pub fn apply(
     time: &str,
 ) -> ApiResult<Value> {
     use crate::patch::apply::{ApplyError, ApplyOptions};
-    let schema = Schema::for_kind(&info.group, &info.kind);
+    let schema = Schema::for_resource(info);
     let opts = ApplyOptions {
         manager,
         force,
@@ -58,6 +58,6 @@ pub fn track_update(
     subresource: Option<&str>,
     time: &str,
 ) {
-    let schema = Schema::for_kind(&info.group, &info.kind);
+    let schema = Schema::for_resource(info);
     crate::patch::apply::track_update(schema.as_ref(), old, new, manager, info, subresource, time);
 }

@@ -594,7 +594,7 @@ fn deletion_complete(o: &Value) -> bool {
 /// Strategic merge patch, with the merge keys of the kind.
 fn strategic(info: &ResourceInfo, original: &Value, patch: &Value) -> ApiResult<Value> {
     use crate::patch::strategic::PatchError;
-    let schema = Schema::for_kind(&info.group, &info.kind);
+    let schema = Schema::for_resource(info);
     crate::patch::strategic::strategic_merge_patch(schema.as_ref(), original, patch).map_err(|e| match e {
         PatchError::BadRequest(m) => ApiError::bad_request(m),
         PatchError::Unprocessable(m) => ApiError::new(Reason::Invalid, m),

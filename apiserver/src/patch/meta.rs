@@ -13,7 +13,11 @@
 //! - [`Schema::patch_strategy`], [`Schema::list_type`], [`Schema::map_atomic`],
 //!   [`Schema::shape`], [`Schema::type_name`].
 //! - Additions: [`Schema::patch_merge_key`], [`Schema::field_names`],
-//!   [`Schema::kinds`].
+//!   [`Schema::kinds`], [`Schema::for_resource`] (a custom resource's
+//!   structural schema when it has one: its `x-kubernetes-list-type`,
+//!   `x-kubernetes-list-map-keys` and `x-kubernetes-map-type` drive
+//!   server-side apply; it has no strategic-merge tags) and
+//!   [`Schema::for_custom`].
 //!
 //! An unknown kind or field gives `None`; callers then treat maps as merged
 //! key by key and lists as atomic (upstream's behaviour for unstructured
@@ -37,7 +41,7 @@
 //! `Time`, `RawExtension`, `FieldsV1`) are scalars.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use k8s_openapi::api::{
     admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery, events,
@@ -45,6 +49,9 @@ use k8s_openapi::api::{
 };
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
 use serde_json::{Map, Value};
+
+use crate::crd::schema::node::{ListType as CustomListType, Node as CustomNode};
+use crate::registry::ResourceInfo;
 
 /// The JSON shape of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -108,11 +115,24 @@ struct FieldTags {
     map_atomic: Option<bool>,
 }
 
-/// A node in the type graph of a built-in kind.
+/// A node in the type graph of a built-in kind, or of a custom resource's
+/// structural schema.
 #[derive(Clone, Debug)]
 pub struct Schema {
     node: NodeId,
     tags: FieldTags,
+    /// Set for a node of a custom resource's schema (then `node` and `tags`
+    /// are unused).
+    custom: Option<Custom>,
+}
+
+/// A position in a custom resource's schema.
+#[derive(Clone, Debug)]
+struct Custom {
+    node: Arc<CustomNode>,
+    /// The resource root: its `metadata` is ObjectMeta whatever the schema
+    /// says.
+    root: bool,
 }
 
 impl Schema {
@@ -121,10 +141,37 @@ impl Schema {
     pub fn for_kind(group: &str, kind: &str) -> Option<Schema> {
         let group = if group == "core" { "" } else { group };
         let node = *graph().roots.get(&(group.to_owned(), kind.to_owned()))?;
-        Some(Schema {
+        Some(Schema::builtin(node, FieldTags::default()))
+    }
+
+    /// The root schema of a resource: a custom resource's structural schema
+    /// when its CRD version has one, else the built-in kind's.
+    pub fn for_resource(info: &ResourceInfo) -> Option<Schema> {
+        match info.custom.as_ref().and_then(|c| c.structural.as_ref()) {
+            Some(structural) => Some(Schema::custom(structural.root.clone(), true)),
+            None => Schema::for_kind(&info.group, &info.kind),
+        }
+    }
+
+    /// The root of a custom resource whose schema is `root`.
+    pub fn for_custom(root: Arc<CustomNode>) -> Schema {
+        Schema::custom(root, true)
+    }
+
+    fn builtin(node: NodeId, tags: FieldTags) -> Schema {
+        Schema {
             node,
+            tags,
+            custom: None,
+        }
+    }
+
+    fn custom(node: Arc<CustomNode>, root: bool) -> Schema {
+        Schema {
+            node: SCALAR,
             tags: FieldTags::default(),
-        })
+            custom: Some(Custom { node, root }),
+        }
     }
 
     /// The `(group, kind)` pairs [`Schema::for_kind`] knows.
@@ -134,31 +181,48 @@ impl Schema {
 
     /// The node of a struct field.
     pub fn field(&self, name: &str) -> Option<Schema> {
+        if let Some(c) = &self.custom {
+            if c.root && name == "metadata" {
+                return Schema::for_kind("", "ConfigMap")?.field("metadata");
+            }
+            return Some(Schema::custom(c.node.properties.get(name)?.clone(), false));
+        }
         let (node, tags) = *graph().nodes[self.node].fields.get(name)?;
-        Some(Schema { node, tags })
+        Some(Schema::builtin(node, tags))
     }
 
     /// The field names of a struct node, sorted (empty for other shapes).
-    pub fn field_names(&self) -> impl Iterator<Item = &'static str> {
-        graph().nodes[self.node].fields.keys().map(String::as_str)
+    pub fn field_names(&self) -> Vec<String> {
+        match &self.custom {
+            Some(c) => c.node.properties.keys().cloned().collect(),
+            None => graph().nodes[self.node].fields.keys().cloned().collect(),
+        }
     }
 
     /// The node of a list element or map value.
     pub fn items(&self) -> Option<Schema> {
+        if let Some(c) = &self.custom {
+            let n = &c.node;
+            let next = n.items.as_ref().or_else(|| n.additional_schema())?;
+            return Some(Schema::custom(next.clone(), false));
+        }
         let node = graph().nodes[self.node].items?;
-        Some(Schema {
-            node,
-            tags: FieldTags::default(),
-        })
+        Some(Schema::builtin(node, FieldTags::default()))
     }
 
     /// The JSON shape.
     pub fn shape(&self) -> Shape {
-        graph().nodes[self.node].shape
+        match &self.custom {
+            Some(c) => custom_shape(&c.node),
+            None => graph().nodes[self.node].shape,
+        }
     }
 
     /// Upstream type name when known, e.g. `io.k8s.api.core.v1.PodSpec`.
     pub fn type_name(&self) -> Option<&str> {
+        if self.custom.is_some() {
+            return None;
+        }
         graph().nodes[self.node].name.as_deref()
     }
 
@@ -180,6 +244,13 @@ impl Schema {
     /// kube-openapi's fallback applies: a merge list is associative (keyed by
     /// its merge key, or a set for primitives); anything else is atomic.
     pub fn list_type(&self) -> ListType {
+        if let Some(c) = &self.custom {
+            return match &c.node.list_type {
+                Some(CustomListType::Set) => ListType::Set,
+                Some(CustomListType::Map(keys)) => ListType::Map(intern_keys(keys)),
+                Some(CustomListType::Atomic) | None => ListType::Atomic,
+            };
+        }
         if let Some(list) = self.tags.list {
             return list;
         }
@@ -195,8 +266,45 @@ impl Schema {
     /// `x-kubernetes-map-type: atomic` on a map or struct (e.g. `LabelSelector`
     /// is granular, `nodeSelector` terms may be atomic).
     pub fn map_atomic(&self) -> bool {
+        if let Some(c) = &self.custom {
+            return c.node.map_atomic;
+        }
         self.tags.map_atomic.unwrap_or(graph().nodes[self.node].atomic)
     }
+}
+
+/// The shape of a custom schema node: `object` with `additionalProperties`
+/// is a map, any other object a struct.
+fn custom_shape(n: &CustomNode) -> Shape {
+    match n.type_name.as_str() {
+        "array" => Shape::List,
+        "object" if n.additional.is_some() && n.properties.is_empty() => Shape::Map,
+        "object" => Shape::Struct,
+        _ if n.embedded || !n.properties.is_empty() => Shape::Struct,
+        _ => Shape::Scalar,
+    }
+}
+
+/// The `'static` form of a custom list's `x-kubernetes-list-map-keys`
+/// ([`ListType::Map`] holds static keys, as the built-in tables do). Each
+/// distinct key list is leaked once and reused, so the memory is bounded by
+/// the key lists CRDs have declared, not by how often schemas compile.
+fn intern_keys(keys: &[String]) -> &'static [&'static str] {
+    type Interned = HashMap<Vec<String>, &'static [&'static str]>;
+    static KEYS: LazyLock<Mutex<Interned>> = LazyLock::new(Default::default);
+    // A poisoned lock only means another thread panicked while inserting; the
+    // map is still a valid map.
+    let mut interned = KEYS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(found) = interned.get(keys) {
+        return found;
+    }
+    let leaked: Vec<&'static str> = keys
+        .iter()
+        .map(|k| &*Box::leak(k.clone().into_boxed_str()))
+        .collect();
+    let leaked: &'static [&'static str] = Box::leak(leaked.into_boxed_slice());
+    interned.insert(keys.to_vec(), leaked);
+    leaked
 }
 
 /// A `'static` one-element key list for the SSA fallback.
