@@ -8,7 +8,11 @@
 //! `NestedFieldNoCopy` / `NestedString`).
 //!
 //! Simplified: only object keys are followed (no list indexes); a value of
-//! the wrong type reads as the zero value.
+//! the wrong type reads as the zero value. Kubernetes JSONPath templates
+//! (`{.items[?(@.type=="Ready")].status}`, as `kubectl -o jsonpath` and
+//! CRD printer columns write them) are [`template`].
+
+pub mod template;
 
 use serde_json::Value;
 

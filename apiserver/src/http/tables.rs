@@ -2,7 +2,7 @@
 //!
 //! Upstream: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go`
 //! (`asTable`). The columns and cells come from the kind's
-//! [`crate::table::TablePrinter`], resolved once per Table; this module wraps
+//! [`crate::table::Printer`], resolved once per Table; this module wraps
 //! them: `row.object` per `includeObject` (PartialObjectMetadata by default),
 //! row conditions, and the list metadata.
 
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceInfo;
-use crate::table::TablePrinter;
+use crate::table::Printer;
 
 /// `?includeObject=`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn table(
     let printer = crate::table::printer_for(info);
     let rows: Vec<Value> = objects
         .iter()
-        .map(|o| row(printer, o, include, version, now))
+        .map(|o| row(&printer, o, include, version, now))
         .collect();
     json!({
         "kind": "Table",
@@ -61,13 +61,7 @@ pub fn table(
     })
 }
 
-fn row(
-    printer: &TablePrinter,
-    o: &Value,
-    include: IncludeObject,
-    version: &str,
-    now: jiff::Timestamp,
-) -> Value {
+fn row(printer: &Printer, o: &Value, include: IncludeObject, version: &str, now: jiff::Timestamp) -> Value {
     let object = match include {
         IncludeObject::None => Value::Null,
         IncludeObject::Object => o.clone(),

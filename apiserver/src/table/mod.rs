@@ -13,7 +13,8 @@
 //! `apps`, `batch`, `coordination`, `discovery`. [`printer_for`] picks
 //! one by the `Kind` the resource resolves to (`kind_of`, the same
 //! resolution the strategies in [`crate::kinds`] use), so no table code matches
-//! group and kind strings. Shared cell helpers (ages, durations, container
+//! group and kind strings. A custom resource's table is built from its CRD's
+//! printer columns (`custom`). Shared cell helpers (ages, durations, container
 //! lists, object access) are in `helpers`.
 //!
 //! Simplifications: objects are v1 JSON, so the few v1->internal conversions the
@@ -32,6 +33,7 @@ mod batch;
 mod certificates;
 mod coordination;
 mod core;
+mod custom;
 mod discovery;
 mod events;
 mod helpers;
@@ -53,9 +55,55 @@ use crate::kinds::{Kind, kind_of};
 use crate::registry::ResourceInfo;
 use helpers::{container_cells, parse_time};
 
-/// The printer of the resource `info` serves: the kind's own, or the default
-/// (Name, Created At) for custom resources.
-pub fn printer_for(info: &ResourceInfo) -> &'static TablePrinter {
+/// The table of one resource: a built-in kind's printer, or the one a
+/// CustomResourceDefinition's printer columns make.
+pub enum Printer {
+    /// A kind with a printer of its own, or the default table.
+    Builtin(&'static TablePrinter),
+    /// A custom resource: Name and the version's `additionalPrinterColumns`.
+    Custom(custom::CustomPrinter),
+}
+
+impl Printer {
+    /// The `columnDefinitions` of the Table.
+    pub fn column_definitions(&self) -> Vec<Value> {
+        match self {
+            Printer::Builtin(p) => p.column_definitions(),
+            Printer::Custom(p) => p.column_definitions(),
+        }
+    }
+
+    /// The cells of `obj`'s row, in column order, ages measured at `now`.
+    pub fn row_cells(&self, obj: &Value, now: Timestamp) -> Vec<Value> {
+        match self {
+            Printer::Builtin(p) => p.row_cells(obj, now),
+            Printer::Custom(p) => p.row_cells(obj, now),
+        }
+    }
+
+    /// The row's `conditions` (custom resources have none).
+    pub fn row_conditions(&self, obj: &Value) -> Option<Value> {
+        match self {
+            Printer::Builtin(p) => p.row_conditions(obj),
+            Printer::Custom(_) => None,
+        }
+    }
+}
+
+/// The printer of the resource `info` serves: a custom resource's from its
+/// CRD version (its JSONPaths parsed once per call, so once per Table), a
+/// built-in kind's own, or the default (Name, Created At).
+pub fn printer_for(info: &ResourceInfo) -> Printer {
+    match &info.custom {
+        Some(custom) => Printer::Custom(custom::CustomPrinter::new(
+            custom.version.additional_printer_columns.as_deref(),
+        )),
+        None => Printer::Builtin(builtin_printer_for(info)),
+    }
+}
+
+/// The printer of a built-in kind, or the default table.
+fn builtin_printer_for(info: &ResourceInfo) -> &'static TablePrinter {
     match kind_of(info) {
         Kind::Pod => &pod::POD,
         Kind::Namespace => &core::NAMESPACE,
@@ -325,7 +373,7 @@ impl Row<'_> {
 // Default table
 // ---------------------------------------------------------------------------
 
-/// Kinds without a printer (custom resources): `rest.DefaultTableConvertor`.
+/// Kinds without a printer: `rest.DefaultTableConvertor`.
 static DEFAULT: TablePrinter =
     TablePrinter::exact(&[NAME, col("Created At", "date", D_CREATED)], print_default);
 
@@ -399,7 +447,7 @@ mod tests {
     #[test]
     fn every_builtin_kind_prints_one_cell_per_column() {
         for info in builtin() {
-            let printer = printer_for(&info);
+            let printer = builtin_printer_for(&info);
             for c in printer.column_definitions() {
                 assert_eq!(c.as_object().unwrap().len(), 5, "{}", info.kind);
                 assert!(
@@ -427,7 +475,7 @@ mod tests {
 
     #[test]
     fn default_table_for_unknown_kinds() {
-        let widget = printer_for(&info("example.com", "Widget"));
+        let widget = builtin_printer_for(&info("example.com", "Widget"));
         assert_eq!(names(widget), ["Name", "Created At"]);
         assert_eq!(widget.column_definitions()[1]["type"], json!("date"));
         let obj = json!({"metadata": {"name": "w", "creationTimestamp": "2025-05-01T10:00:00Z"}});
@@ -437,9 +485,9 @@ mod tests {
         assert_eq!(widget.row_conditions(&obj), None);
         // A known kind name in another group is not mistaken for the built-in one.
         assert_eq!(
-            names(printer_for(&info("example.com", "Pod"))),
+            names(builtin_printer_for(&info("example.com", "Pod"))),
             ["Name", "Created At"]
         );
-        assert_eq!(names(printer_for(&info("", "Pod")))[1], "Ready");
+        assert_eq!(names(builtin_printer_for(&info("", "Pod")))[1], "Ready");
     }
 }
