@@ -151,6 +151,7 @@ fn builtin_printer_for(info: &ResourceInfo) -> &'static TablePrinter {
         Kind::RuntimeClass => &scheduling::RUNTIME_CLASS,
         Kind::CertificateSigningRequest => &certificates::CERTIFICATE_SIGNING_REQUEST,
         Kind::Review => &REVIEW,
+        Kind::CustomResourceDefinition => &CUSTOM_RESOURCE_DEFINITION,
         _ => &DEFAULT,
     }
 }
@@ -382,6 +383,11 @@ static DEFAULT: TablePrinter =
 /// is the default (Name, Created At); a printer of its own name only so
 /// that every built-in kind is seen to be decided.
 static REVIEW: TablePrinter =
+    TablePrinter::exact(&[NAME, col("Created At", "date", D_CREATED)], print_default);
+
+/// CustomResourceDefinitions: upstream's CRD storage has no table
+/// convertor of its own either (`kubectl get crds`: NAME, CREATED AT).
+static CUSTOM_RESOURCE_DEFINITION: TablePrinter =
     TablePrinter::exact(&[NAME, col("Created At", "date", D_CREATED)], print_default);
 
 fn print_default(r: &Row) -> Vec<Value> {
