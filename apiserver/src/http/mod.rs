@@ -237,7 +237,7 @@ async fn openapi_v2(State(state): State<AppState>) -> Response {
 }
 
 async fn openapi_v3_index(State(state): State<AppState>) -> Response {
-    json_response(StatusCode::OK, state.openapi.v3_index(), &[])
+    json_response(StatusCode::OK, &state.openapi.v3_index(), &[])
 }
 
 async fn openapi_v3_doc(
@@ -262,7 +262,7 @@ async fn openapi_v3_doc(
             (header::CONTENT_TYPE, "application/json".to_string()),
             (header::ETAG, quoted),
         ],
-        bytes.to_vec(),
+        bytes,
     )
         .into_response()
 }
