@@ -426,11 +426,9 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
             // in its owner graph, as upstream's monitors do.
             use controllers::garbagecollector::controller::{FIELD_MANAGER, GarbageCollector};
             let resources = deletable_resources(cx.api.registry());
-            run!(GarbageCollector::new(
-                (cx.client)(FIELD_MANAGER),
-                clock,
-                resources
-            ))
+            // Follows the registry: a CRD's resources get monitors once served.
+            run!(GarbageCollector::new((cx.client)(FIELD_MANAGER), clock, resources)
+                .following(cx.api.registry().clone()))
         }
         "resourcequota-controller" => {
             use controllers::resourcequota::controller::ResourceQuotaController;

@@ -29,13 +29,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use store::Clock;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::graph::{
     FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN, Identity, ItemView, Observed, OwnerRef, Uid,
 };
-use super::graph_builder::{ATTEMPT_TO_DELETE, ATTEMPT_TO_ORPHAN, GraphBuilder, Monitor};
+use super::graph_builder::{ATTEMPT_TO_DELETE, ATTEMPT_TO_ORPHAN, GraphBuilder};
+use super::monitors::Monitors;
 use super::operations::Operations;
 use super::plan::{self, Decision, DeletingDependents, DeletionPropagation, OwnerState};
 use crate::runtime::client::{Client, ResourceRef, json_uid};
@@ -68,6 +68,11 @@ pub fn deletable_resources(registry: &apiserver::Registry) -> Vec<ResourceRef> {
         .collect()
 }
 
+/// Whether the garbage collector watches `r` (all but upstream's ignored resources).
+fn is_monitored(r: &ResourceRef) -> bool {
+    !IGNORED_RESOURCES.contains(&(r.group.as_str(), r.plural.as_str()))
+}
+
 /// The garbage collector: build it with [`GarbageCollector::new`], then
 /// [`GarbageCollector::run`] it.
 pub struct GarbageCollector {
@@ -77,6 +82,8 @@ pub struct GarbageCollector {
     monitored: Vec<ResourceRef>,
     builder: Arc<GraphBuilder>,
     ops: Operations,
+    /// When set, the monitors follow its rows (see [`GarbageCollector::following`]).
+    registry: Option<apiserver::Registry>,
 }
 
 /// What processing an item led to.
@@ -93,18 +100,23 @@ impl GarbageCollector {
     /// `resources` (see [`deletable_resources`]).
     pub fn new(client: Arc<dyn Client>, clock: Clock, resources: Vec<ResourceRef>) -> Self {
         let client = TracingClient::wrap(client, NAME);
-        let monitored = resources
-            .iter()
-            .filter(|r| !IGNORED_RESOURCES.contains(&(r.group.as_str(), r.plural.as_str())))
-            .cloned()
-            .collect();
+        let monitored = resources.iter().filter(|r| is_monitored(r)).cloned().collect();
         GarbageCollector {
             builder: Arc::new(GraphBuilder::new(&clock)),
             ops: Operations::new(client.clone(), resources),
             client,
             clock,
             monitored,
+            registry: None,
         }
+    }
+
+    /// Keeps the monitors and the kind mapping in step with `registry`
+    /// (resources of CustomResourceDefinitions come and go), as upstream's
+    /// periodic resync with discovery does.
+    pub fn following(mut self, registry: apiserver::Registry) -> Self {
+        self.registry = Some(registry);
+        self
     }
 
     /// Runs until `shutdown`: starts the monitors, waits (at most 30 s) for
@@ -112,7 +124,8 @@ impl GarbageCollector {
     /// once the workers and monitors have stopped.
     pub async fn run(self, workers: usize, shutdown: CancellationToken) {
         let gc = Arc::new(self);
-        let (monitors, mut synced) = gc.start_monitors(&shutdown);
+        let mut monitors = Monitors::new(gc.client.clone(), gc.clock.clone(), gc.builder.clone());
+        let mut synced = monitors.sync(&gc.monitored, &shutdown);
         let all_synced = async {
             for s in &mut synced {
                 // Err: the monitor stopped; nothing to wait for.
@@ -128,45 +141,32 @@ impl GarbageCollector {
             }
         };
         let (deletes, orphans) = (&gc.builder.attempt_to_delete, &gc.builder.attempt_to_orphan);
-        tokio::select! {
-            () = shutdown.cancelled() => {
-                deletes.shut_down();
-                orphans.shut_down();
+        let follow = async {
+            if let Some(registry) = gc.registry.clone() {
+                let mapping = gc.ops.mapping();
+                monitors
+                    .follow(registry, is_monitored, mapping, shutdown.clone())
+                    .await;
             }
-            () = ready => {
-                let delete_workers = Arc::new(AttemptToDelete(gc.clone()));
-                let orphan_workers = Arc::new(AttemptToOrphan(gc.clone()));
-                tokio::join!(
-                    run_workers(deletes.clone(), delete_workers, workers, shutdown.clone()),
-                    run_workers(orphans.clone(), orphan_workers, workers, shutdown.clone()),
-                );
+        };
+        let work = async {
+            tokio::select! {
+                () = shutdown.cancelled() => {
+                    deletes.shut_down();
+                    orphans.shut_down();
+                }
+                () = ready => {
+                    let delete_workers = Arc::new(AttemptToDelete(gc.clone()));
+                    let orphan_workers = Arc::new(AttemptToOrphan(gc.clone()));
+                    tokio::join!(
+                        run_workers(deletes.clone(), delete_workers, workers, shutdown.clone()),
+                        run_workers(orphans.clone(), orphan_workers, workers, shutdown.clone()),
+                    );
+                }
             }
-        }
-        for monitor in monitors {
-            if let Err(e) = monitor.await {
-                tracing::error!(controller = NAME, "monitor failed: {e}");
-            }
-        }
-    }
-
-    /// One monitor per watched resource (upstream `syncMonitors` + `startMonitors`).
-    fn start_monitors(
-        &self,
-        shutdown: &CancellationToken,
-    ) -> (Vec<JoinHandle<()>>, Vec<tokio::sync::watch::Receiver<bool>>) {
-        let mut handles = Vec::new();
-        let mut synced = Vec::new();
-        for resource in &self.monitored {
-            let (monitor, s) = Monitor::new(
-                self.client.clone(),
-                resource.clone(),
-                self.clock.clone(),
-                self.builder.clone(),
-            );
-            handles.push(tokio::spawn(monitor.run(shutdown.clone())));
-            synced.push(s);
-        }
-        (handles, synced)
+        };
+        tokio::join!(work, follow);
+        monitors.join().await;
     }
 
     /// Upstream `attemptToDeleteWorker`.

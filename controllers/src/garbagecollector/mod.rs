@@ -31,14 +31,18 @@
 //! goes on its two queues (attemptToDelete, attemptToOrphan), and the workers start after at most
 //! 30 s even if a monitor has not synced, as upstream.
 //!
-//! Simplified against upstream: the resources are read once at start (no
-//! discovery resync for new CRDs); no `absentOwnerCache` (every owner check
+//! The monitored resources follow the API server's registry when the
+//! collector is built [`following`](controller::GarbageCollector::following) it
+//! ([`monitors`]): a CRD's resources get a monitor once served.
+//!
+//! Simplified against upstream: no `absentOwnerCache` (every owner check
 //! is a live GET); a virtual node keeps the coordinates of the first
 //! dependent that named it; no events, no metrics, no debug graph endpoint.
 
 pub mod controller;
 pub mod graph;
 pub mod graph_builder;
+pub mod monitors;
 pub mod operations;
 pub mod plan;
 

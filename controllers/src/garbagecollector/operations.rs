@@ -11,7 +11,7 @@
 //! back to the JSON merge patch for custom resources); the retries of a
 //! conflicting patch follow at once, without client-go's backoff.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
@@ -28,24 +28,38 @@ const CONFLICT_ATTEMPTS: usize = 4;
 /// The client and the resources it can map kinds to (upstream's RESTMapper).
 pub struct Operations {
     client: Arc<dyn Client>,
-    resources: Vec<ResourceRef>,
+    /// Replaced whole when the served resources change
+    /// ([`super::monitors::Monitors::follow`] holds the other handle);
+    /// read for each lookup, never held across an `.await`.
+    resources: Arc<RwLock<Vec<ResourceRef>>>,
 }
 
 impl Operations {
     /// Calls through `client`, mapping kinds with `resources`.
     pub fn new(client: Arc<dyn Client>, resources: Vec<ResourceRef>) -> Self {
-        Operations { client, resources }
+        Operations {
+            client,
+            resources: Arc::new(RwLock::new(resources)),
+        }
+    }
+
+    /// The kind mapping, shared, for whoever keeps it up to date.
+    pub fn mapping(&self) -> Arc<RwLock<Vec<ResourceRef>>> {
+        self.resources.clone()
     }
 
     /// The resource serving `kind` in `api_version` (upstream `apiResource`).
     /// An unknown kind is an error that the worker retries, as upstream
     /// retries its `restMappingError` (a CRD may appear later); it is not
     /// NotFound, which would say the object does not exist.
-    pub fn resource_for(&self, api_version: &str, kind: &str) -> ClientResult<&ResourceRef> {
+    pub fn resource_for(&self, api_version: &str, kind: &str) -> ClientResult<ResourceRef> {
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-        self.resources
+        // A poisoned lock still holds a whole list (it is only ever replaced).
+        let resources = self.resources.read().unwrap_or_else(|p| p.into_inner());
+        resources
             .iter()
             .find(|r| r.kind == kind && r.group == group && r.version == version)
+            .cloned()
             .ok_or_else(|| {
                 ClientError::new(
                     404,
@@ -65,7 +79,7 @@ impl Operations {
         name: &str,
     ) -> ClientResult<Value> {
         let resource = self.resource_for(api_version, kind)?;
-        self.client.get(resource, non_empty(namespace), name).await
+        self.client.get(&resource, non_empty(namespace), name).await
     }
 
     /// GET the object `identity` names (upstream `getObject`); its uid may differ.
@@ -87,7 +101,7 @@ impl Operations {
             uid: Some(identity.uid.to_string()),
             ..DeleteParams::propagation(policy.as_str())
         };
-        self.client.delete(resource, ns, &identity.name, &params).await
+        self.client.delete(&resource, ns, &identity.name, &params).await
     }
 
     /// Reads the object, asks `make_patch` for a patch, and sends it; again
@@ -103,7 +117,7 @@ impl Operations {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let live = match self.client.get(resource, ns, &identity.name).await {
+            let live = match self.client.get(&resource, ns, &identity.name).await {
                 Err(e) if e.is_not_found() => return Ok(()),
                 other => other?,
             };
@@ -115,7 +129,7 @@ impl Operations {
             };
             let sent = self
                 .client
-                .patch(resource, ns, &identity.name, PatchType::Merge, patch, None);
+                .patch(&resource, ns, &identity.name, PatchType::Merge, patch, None);
             match sent.await {
                 Ok(_) => return Ok(()),
                 Err(e) if e.is_not_found() => return Ok(()),
