@@ -38,11 +38,47 @@ const OBJECT_META: &[&str] = &[
     "managedFields",
 ];
 
-/// Prunes the whole object `x` (the resource root) against `root`.
+/// Prunes the whole object `x` (the resource root) against `root`, then
+/// drops the nulls the schema neither allows nor defaults.
 pub fn prune_root(root: &Node, x: &mut Value) -> Vec<String> {
     let mut out = Vec::new();
     prune(Some(root), x, &mut Path::default(), true, &mut out);
+    drop_nulls(root, x);
     out
+}
+
+/// Removes null fields whose schema is not `nullable` and has no `default`
+/// (upstream `defaulting/prunenulls.go`, `PruneNonNullableNullsWithoutDefaults`,
+/// which the decoder runs after pruning). Not reported: upstream does not
+/// warn of them.
+fn drop_nulls(node: &Node, x: &mut Value) {
+    match x {
+        Value::Object(obj) => {
+            let droppable = |n: &Node, v: &Value| v.is_null() && n.default.is_none() && !n.nullable;
+            obj.retain(|k, v| {
+                match node
+                    .properties
+                    .get(k)
+                    .map(|p| &**p)
+                    .or(node.additional_schema().map(|a| &**a))
+                {
+                    Some(n) => !droppable(n, v),
+                    None => true,
+                }
+            });
+            for (k, v) in obj.iter_mut() {
+                if let Some(n) = node.properties.get(k).or(node.additional_schema()) {
+                    drop_nulls(n, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = &node.items {
+                items.iter_mut().for_each(|item| drop_nulls(item_schema, item));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Prunes a value that is not a resource root (a `default`).

@@ -291,12 +291,14 @@ fn pruning_names_the_removed_fields() {
             "spec": {"type": "object", "properties": {
                 "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
                 "labels": {"type": "object", "additionalProperties": {"type": "object", "properties": {"v": {"type": "string"}}}},
+                "gone": {"type": "string"},
                 "raw": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {"known": {"type": "object", "properties": {"a": {"type": "string"}}}}}
             }},
             "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
         }
     }));
     let mut o = obj(json!({
+        "gone": null,
         "foo": 1,
         "items": [{"name": "a", "bar": 2}],
         "labels": {"x": {"v": "1", "w": "2"}},
