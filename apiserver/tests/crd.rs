@@ -640,3 +640,56 @@ async fn the_schema_defaults_and_validates() {
         e.message
     );
 }
+
+#[tokio::test]
+async fn crds_take_server_side_apply_and_strategic_merge_patches() {
+    let c = Cluster::start().await;
+    let crds = c.crds();
+    let apply = |crd: &Value| {
+        let (api, crds, crd) = (c.api.clone(), crds.clone(), crd.clone());
+        async move {
+            let name = crd["metadata"]["name"].as_str().unwrap().to_string();
+            api.patch(&crds, None, &name, PatchType::Apply, &crd, None, &by("kubectl"))
+                .await
+        }
+    };
+    let first = apply(&widget_crd()).await.unwrap();
+    assert!(first.created);
+    let mut more = widget_crd();
+    more["spec"]["names"]["shortNames"] = json!(["wd", "wdg"]);
+    let second = apply(&more).await.unwrap().object;
+    assert_eq!(second["spec"]["names"]["shortNames"], json!(["wd", "wdg"]));
+    assert_eq!(second["metadata"]["generation"], 2);
+    let smp = json!({"metadata": {"labels": {"team": "a"}}, "spec": {"versions": [more["spec"]["versions"][0].clone()]}});
+    let patched = c
+        .api
+        .patch(
+            &crds,
+            None,
+            "widgets.example.com",
+            PatchType::Strategic,
+            &smp,
+            None,
+            &opts(),
+        )
+        .await
+        .unwrap()
+        .object;
+    assert_eq!(patched["metadata"]["labels"]["team"], "a");
+    assert_eq!(
+        patched["spec"]["versions"].as_array().unwrap().len(),
+        1,
+        "versions is atomic"
+    );
+    let established = c
+        .until(|api, crds| {
+            let crd = api.get(crds, None, "widgets.example.com").ok()?;
+            (crd["status"]["acceptedNames"]["shortNames"] == json!(["wd", "wdg"])).then_some(crd)
+        })
+        .await;
+    assert_eq!(condition(&established, "Established").as_deref(), Some("True"));
+    assert!(
+        c.api.resource("example.com", "v1beta1", "widgets").is_err(),
+        "v1beta1 is gone"
+    );
+}

@@ -47,6 +47,7 @@ use k8s_openapi::api::{
     admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery, events,
     networking, node, policy, rbac, scheduling, storage,
 };
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration;
 use serde_json::{Map, Value};
 
@@ -331,6 +332,7 @@ fn single_key(key: &str) -> Option<&'static [&'static str]> {
 
 const NAME: &[&str] = &["name"];
 const TYPE: &[&str] = &["type"];
+const RULE: &[&str] = &["rule"];
 const IP: &[&str] = &["ip"];
 
 const fn merge(key: &'static str) -> PatchStrategy {
@@ -352,6 +354,16 @@ type FieldTag = (&'static str, &'static str, PatchStrategy, Option<ListType>);
 
 #[rustfmt::skip]
 const FIELD_TAGS: &[FieldTag] = &[
+    // apiextensions.k8s.io/v1 (apiextensions/v1/types.go, types_jsonschema.go: conditions
+    // +listType=map by type, CEL rules merge by rule; the other lists are atomic)
+    ("apiextensions.v1.CustomResourceDefinitionSpec", "versions", NONE, ATOMIC),
+    ("apiextensions.v1.CustomResourceDefinitionNames", "shortNames", NONE, ATOMIC),
+    ("apiextensions.v1.CustomResourceDefinitionNames", "categories", NONE, ATOMIC),
+    ("apiextensions.v1.CustomResourceDefinitionVersion", "additionalPrinterColumns", NONE, ATOMIC),
+    ("apiextensions.v1.CustomResourceDefinitionStatus", "conditions", NONE, keyed(TYPE)),
+    ("apiextensions.v1.CustomResourceDefinitionStatus", "storedVersions", NONE, ATOMIC),
+    ("apiextensions.v1.WebhookConversion", "conversionReviewVersions", NONE, ATOMIC),
+    ("apiextensions.v1.JSONSchemaProps", "x-kubernetes-validations", merge("rule"), keyed(RULE)),
     ("meta.v1.ObjectMeta", "finalizers", VALUES, SET),
     ("meta.v1.ObjectMeta", "ownerReferences", merge("uid"), keyed(&["uid"])),
     ("meta.v1.ObjectMeta", "managedFields", NONE, ATOMIC),
@@ -567,6 +579,9 @@ const ATOMIC_MAP_FIELDS: &[(&str, &str)] = &[
 
 /// Expands a short type name of the tables above.
 fn full_name(short: &str) -> String {
+    if let Some(rest) = short.strip_prefix("apiextensions.") {
+        return format!("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{rest}");
+    }
     if let Some(rest) = short.strip_prefix("apiregistration.") {
         return format!("io.k8s.kube-aggregator.pkg.apis.apiregistration.{rest}");
     }
@@ -583,6 +598,11 @@ fn full_name(short: &str) -> String {
 type KindEntry = (&'static str, &'static str, fn() -> Value);
 
 const KINDS: &[KindEntry] = &[
+    (
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        schema_of::<apiextensions::v1::CustomResourceDefinition>,
+    ),
     ("", "Pod", schema_of::<core::v1::Pod>),
     ("", "Node", schema_of::<core::v1::Node>),
     ("", "Namespace", schema_of::<core::v1::Namespace>),
