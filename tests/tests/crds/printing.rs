@@ -160,12 +160,12 @@ async fn served_versions_share_one_stored_object() {
     assert!(r.success, "{}", r.stderr);
     assert_eq!(r.stdout.trim(), "gadget.stable.example.com/g1 created");
     assert!(
-        r.stderr.contains(
-            "Warning: stable.example.com/v1beta1 Gadget is deprecated; use stable.example.com/v1 Gadget"
-        ),
+        r.stderr
+            .contains("Warning: stable.example.com/v1beta1 Gadget is deprecated"),
         "{}",
         r.stderr
     );
+    let beta_warning = r.stderr.clone();
     // v1alpha1 has its own warning.
     let r = c
         .run_with_yaml(
@@ -269,12 +269,22 @@ async fn served_versions_share_one_stored_object() {
         .iter()
         .filter_map(|v| v["version"].as_str())
         .collect();
-    assert_eq!(versions, ["v1", "v1beta1", "v1alpha1"], "{group:#}");
     assert_eq!(group["preferredVersion"]["version"], "v1");
 
     // No printer columns: NAME and the implicit AGE.
     let out = c.ok(&["get", "gadgets"]).await;
     assert_eq!(headers(&out), ["NAME", "AGE"], "{out}");
     assert!(is_age(&row(&table(&out), "g1")["AGE"]), "{out}");
+
+    // Upstream's exact texts, checked last. The default warning names the
+    // newest served version that is not deprecated:
+    assert!(
+        beta_warning.contains(
+            "Warning: stable.example.com/v1beta1 Gadget is deprecated; use stable.example.com/v1 Gadget"
+        ),
+        "{beta_warning}"
+    );
+    // The group's versions, by Kubernetes version priority:
+    assert_eq!(versions, ["v1", "v1beta1", "v1alpha1"], "{group:#}");
     c.stop().await;
 }

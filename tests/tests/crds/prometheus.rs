@@ -322,7 +322,16 @@ spec:
   - port: telemetry
 ";
     let r = c.run_with_yaml(&["apply", "--server-side"], monitor).await;
-    assert!(r.success, "{}", r.stderr);
+    if !r.success {
+        let served = c
+            .run(&["api-resources", "--api-group=monitoring.coreos.com"])
+            .await;
+        let crds = c.run(&["get", "crd", "-o", "wide"]).await;
+        panic!(
+            "{}\nserved now:\n{}\ndefinitions:\n{}",
+            r.stderr, served.stdout, crds.stdout
+        );
+    }
     assert_eq!(
         r.stdout.trim(),
         "servicemonitor.monitoring.coreos.com/kube-state-metrics serverside-applied"
