@@ -173,8 +173,9 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> UpError {
 }
 
 /// Starts the API's own background loops (besides the components): the
-/// APIServices kept in step with the registry, and Events expiring after
-/// `event_ttl`; each stops when `shutdown` is cancelled.
+/// CustomResourceDefinitions' lifecycle, the APIServices kept in step with
+/// the registry, and Events expiring after `event_ttl`; each stops when
+/// `shutdown` is cancelled.
 pub(crate) async fn start_api_tasks(
     api: &Api,
     clock: &Clock,
@@ -182,6 +183,10 @@ pub(crate) async fn start_api_tasks(
     shutdown: &CancellationToken,
 ) -> Result<Vec<tokio::task::JoinHandle<()>>, apiserver::ApiError> {
     let mut tasks = Vec::new();
+    // The CRDs of the store served again (a restart), then kept in step:
+    // names, conditions, registry rows, deletion.
+    api.restore_custom_resources()?;
+    tasks.push(tokio::spawn(api.clone().keep_custom_resources(shutdown.clone())));
     // One APIService per served group-version, kept in step with the registry.
     api.sync_api_services().await?;
     tasks.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
