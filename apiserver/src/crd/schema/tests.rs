@@ -751,3 +751,44 @@ fn validating_a_big_object_against_a_big_schema_is_linear() {
     // work quadratic it would take minutes.
     assert!(steps.elapsed().as_secs() < 10, "took {:?}", steps.elapsed());
 }
+
+#[test]
+fn a_compiled_schema_is_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Structural>();
+}
+
+#[test]
+fn formats_accept_and_reject_as_strfmt() {
+    use super::formats::valid;
+    let cases: &[(&str, &str, bool)] = &[
+        ("uuid", "0b3f6c1e-4a5d-4c2e-9f1a-1234567890ab", true),
+        ("uuid", "0b3f6c1e", false),
+        ("uuid4", "0b3f6c1e-4a5d-3c2e-9f1a-1234567890ab", false),
+        ("date-time", "2024-05-01T10:00:00+02:00", true),
+        ("date-time", "2024-05-01", false),
+        ("date", "2024-05-01", true),
+        ("date", "2024-13-01", false),
+        ("byte", "aGVsbG8=", true),
+        ("byte", "not base64!", false),
+        ("ipv4", "10.0.0.1", true),
+        ("ipv4", "10.0.0.256", false),
+        ("ipv6", "fd00::1", true),
+        ("cidr", "10.0.0.0/8", true),
+        ("cidr", "10.0.0.0/33", false),
+        ("mac", "00:1a:2b:3c:4d:5e", true),
+        ("hostname", "example.com", true),
+        ("hostname", "-bad-", false),
+        ("email", "a@example.com", true),
+        ("email", "nope", false),
+        ("uri", "https://example.com/x", true),
+        ("uri", "not a uri", false),
+        ("duration", "1h30m", true),
+        ("duration", "soon", false),
+        ("int32", "anything", true),
+        ("isbn", "anything", true),
+    ];
+    for (format, s, want) in cases {
+        assert_eq!(valid(format, s), *want, "{format} {s:?}");
+    }
+}
