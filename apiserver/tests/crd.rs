@@ -693,3 +693,55 @@ async fn crds_take_server_side_apply_and_strategic_merge_patches() {
         "v1beta1 is gone"
     );
 }
+
+#[tokio::test]
+async fn a_deleted_namespace_takes_its_custom_resources() {
+    let c = Cluster::start().await;
+    c.install(widget_crd()).await;
+    let (api, info) = (&c.api, c.widgets("v1"));
+    let namespaces = api.resource("", "v1", "namespaces").unwrap();
+    let team = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}});
+    api.create(&namespaces, None, team, &opts()).await.unwrap();
+    let mut w = widget("a");
+    w["metadata"]["namespace"] = json!("team");
+    api.create(&info, Some("team"), w, &opts()).await.unwrap();
+    api.delete(&namespaces, None, "team", &DeleteOptions::default())
+        .await
+        .unwrap();
+    c.until(|api, _| {
+        let gone = api.get(&namespaces, None, "team").is_err() && api.get(&info, Some("team"), "a").is_err();
+        gone.then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_crd_is_decoded_and_validated_as_upstream() {
+    let c = Cluster::start().await;
+    let mut wrong_type = widget_crd();
+    wrong_type["spec"]["versions"] = json!("v1");
+    let e = c
+        .api
+        .create(&c.crds(), None, wrong_type, &opts())
+        .await
+        .unwrap_err();
+    assert_eq!(e.reason, Reason::BadRequest);
+    assert!(
+        e.message.starts_with(
+            "CustomResourceDefinition in version \"v1\" cannot be handled as a CustomResourceDefinition:"
+        ),
+        "{}",
+        e.message
+    );
+    let mut misnamed = widget_crd();
+    misnamed["metadata"]["name"] = json!("gadgets.example.com");
+    let e = c
+        .api
+        .create(&c.crds(), None, misnamed, &opts())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "CustomResourceDefinition.apiextensions.k8s.io \"gadgets.example.com\" is invalid: metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group"
+    );
+}

@@ -75,11 +75,36 @@ pub fn discovery_order(mut gvs: Vec<(String, String)>) -> Vec<(String, String)> 
             Reverse(group_priority),
             g.clone(),
             Reverse(version_priority),
-            v.clone(),
+            kube_aware(v),
         )
     };
     gvs.sort_by_key(key);
     gvs
+}
+
+/// Versions of equal priority in upstream's kube-aware order
+/// (`version.CompareKubeAwareVersionStrings`): GA, then beta, then alpha,
+/// each by higher number first (`v2`, `v1`, `v1beta2`, `v1beta1`,
+/// `v1alpha1`), then anything else alphabetically.
+fn kube_aware(v: &str) -> (u8, Reverse<u64>, Reverse<u64>, String) {
+    let parsed = v.strip_prefix('v').and_then(|rest| {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        match &rest[digits..] {
+            "" => Some((0, major, 0)),
+            tail => {
+                let (class, n) = match tail.strip_prefix("beta") {
+                    Some(n) => (1, n),
+                    None => (2, tail.strip_prefix("alpha")?),
+                };
+                Some((class, major, n.parse().ok()?))
+            }
+        }
+    });
+    match parsed {
+        Some((class, major, minor)) => (class, Reverse(major), Reverse(minor), String::new()),
+        None => (3, Reverse(0), Reverse(0), v.to_string()),
+    }
 }
 
 /// The APIService the server keeps for one of its group-versions (upstream
@@ -288,5 +313,15 @@ mod tests {
                 "metadata.name: Invalid value: \"v1.wrong\": must be `spec.version+\".\"+spec.group`: \"v1beta1.metrics.k8s.io\""
             ]
         );
+    }
+
+    #[test]
+    fn custom_versions_sort_kube_aware() {
+        let gvs = ["v1alpha1", "v1", "v2beta1", "foo", "v1beta2", "v2", "v1beta1"]
+            .iter()
+            .map(|v| ("example.com".to_string(), v.to_string()))
+            .collect();
+        let order: Vec<String> = discovery_order(gvs).into_iter().map(|(_, v)| v).collect();
+        assert_eq!(order, ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
     }
 }

@@ -21,9 +21,12 @@
 //! Job and CronJob; [`core`] the other core/v1 kinds plus Lease,
 //! ControllerRevision and events.k8s.io Events; [`discovery`] EndpointSlice;
 //! [`storage`] PersistentVolume(Claim), StorageClass, CSIDriver; [`scheduling`]
-//! PriorityClass, RuntimeClass. Unknown kinds (custom
-//! resources) get the generic custom-resource strategy: status dropped on
-//! create, generation bumped on any change outside metadata and status.
+//! PriorityClass, RuntimeClass; [`apiextensions`] CustomResourceDefinition.
+//! Custom resources (rows with `ResourceInfo::custom`) get [`custom`]:
+//! their schema's defaults and validation, status dropped on create when
+//! the status subresource is on, generation bumped on any change outside
+//! metadata (and status, with the subresource). Other unknown kinds get
+//! the same generic strategy without a schema.
 //!
 //! Simplified overall: feature-gated fields are treated with 1.33 default
 //! gates; resource quantities are compared numerically but not re-serialized
