@@ -322,6 +322,9 @@ mod tests {
             .map(|v| ("example.com".to_string(), v.to_string()))
             .collect();
         let order: Vec<String> = discovery_order(gvs).into_iter().map(|(_, v)| v).collect();
-        assert_eq!(order, ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
+        assert_eq!(
+            order,
+            ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+        );
     }
 }
