@@ -319,3 +319,57 @@ async fn deleting_a_definition_waits_for_the_finalizers_of_its_objects() {
     assert!(!out.contains("widgets"), "{out}");
     c.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definitions_upstream_refuses_are_refused_with_its_messages() {
+    let mut c = Cluster::start().await;
+    let definition = |name: &str, versions: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\nspec:\n  group: stable.example.com\n  scope: Namespaced\n  names: {{plural: things, kind: Thing}}\n  versions:\n{versions}\n"
+        )
+    };
+    let schema = "    schema:\n      openAPIV3Schema:\n        type: object\n";
+    let one = format!("  - name: v1\n    served: true\n    storage: true\n{schema}");
+
+    // The name must be <plural>.<group>.
+    let err = c
+        .create_fails(&definition("wrong.stable.example.com", &one))
+        .await;
+    assert!(
+        err.contains(r#"The CustomResourceDefinition "wrong.stable.example.com" is invalid: metadata.name: Invalid value: "wrong.stable.example.com": must be spec.names.plural+"."+spec.group"#),
+        "{err}"
+    );
+    // Exactly one storage version.
+    let two = format!(
+        "  - name: v1\n    served: true\n    storage: true\n{schema}  - name: v2\n    served: true\n    storage: true\n{schema}"
+    );
+    let err = c
+        .create_fails(&definition("things.stable.example.com", &two))
+        .await;
+    assert!(
+        err.contains("must have exactly one version marked as storage version"),
+        "{err}"
+    );
+    // A structural schema: every property has a type.
+    let untyped = "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            properties:\n              size: {type: integer}\n";
+    let err = c
+        .create_fails(&definition("things.stable.example.com", untyped))
+        .await;
+    assert!(
+        err.contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"),
+        "{err}"
+    );
+    // A default that its own schema refuses.
+    let bad_default = "  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size: {type: integer, default: big}\n";
+    let err = c
+        .create_fails(&definition("things.stable.example.com", bad_default))
+        .await;
+    assert!(
+        err.contains("spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size].default: Invalid value: \"string\""),
+        "{err}"
+    );
+    // None of them was stored.
+    let list = c.json(&["get", "crd"]).await;
+    assert_eq!(item_names(&list), Vec::<String>::new());
+    c.stop().await;
+}

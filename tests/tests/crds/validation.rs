@@ -292,3 +292,59 @@ async fn int_or_string_and_preserved_fields_keep_what_was_written() {
     assert_eq!(c.json(&["get", "widget", "kept"]).await["spec"]["config"], config);
     c.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedded_resource_needs_apiversion_and_kind() {
+    let mut c = Cluster::start().await;
+    install(&c, "sprockets.yaml", &["sprockets.stable.example.com"]).await;
+    let sprocket = |name: &str, template: &str| {
+        format!(
+            "apiVersion: stable.example.com/v1\nkind: Sprocket\nmetadata:\n  name: {name}\nspec:\n  teeth: 3\n  template:\n{template}\n"
+        )
+    };
+    create(
+        &c,
+        &sprocket(
+            "ok",
+            "    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: inner\n      labels: {a: b}\n    data: {k: v}",
+        ),
+    )
+    .await;
+    let ok = c.json(&["get", "sprocket", "ok"]).await;
+    assert_eq!(ok["spec"]["template"]["kind"], "ConfigMap", "{ok:#}");
+    assert_eq!(ok["spec"]["template"]["metadata"]["labels"]["a"], "b");
+    assert_eq!(ok["spec"]["template"]["data"]["k"], "v");
+    assert_eq!(ok["spec"]["teeth"], 3);
+
+    // The embedded name is checked as a path segment (upstream's
+    // ValidatePathSegmentName), not as a DNS name.
+    create(
+        &c,
+        &sprocket(
+            "mixed",
+            "    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: Not_A_DNS_Name",
+        ),
+    )
+    .await;
+    let err = c
+        .create_fails(&sprocket(
+            "bad",
+            "    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: a/b",
+        ))
+        .await;
+    assert!(
+        err.contains(r#"The Sprocket "bad" is invalid: spec.template.metadata.name: Invalid value: "a/b": may not contain '/'"#),
+        "{err}"
+    );
+    // apiVersion and kind are required; metadata is not.
+    let err = c
+        .create_fails(&sprocket("bad", "    metadata:\n      name: inner"))
+        .await;
+    assert!(err.contains("The Sprocket \"bad\" is invalid: \n"), "{err}");
+    assert!(
+        err.contains("\n* spec.template.apiVersion: Required value\n"),
+        "{err}"
+    );
+    assert!(err.contains("\n* spec.template.kind: Required value\n"), "{err}");
+    c.stop().await;
+}
