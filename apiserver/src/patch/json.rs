@@ -49,9 +49,27 @@ pub fn apply(doc: &mut Value, patch: &Value) -> ApiResult<()> {
                 )));
             }
         }
+        if tests_null_on_missing_member(doc, op) {
+            continue;
+        }
         json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|e| rejected(e.to_string()))?;
     }
     Ok(())
+}
+
+/// Whether `op` tests for `null` at a member its (existing) parent object
+/// lacks: upstream's json-patch counts a missing member as null, so the
+/// test passes. kube-rs's finalizer helper adds the first finalizer behind
+/// `{"op":"test","path":"/metadata/finalizers","value":null}`.
+fn tests_null_on_missing_member(doc: &Value, op: &json_patch::PatchOperation) -> bool {
+    let json_patch::PatchOperation::Test(test) = op else {
+        return false;
+    };
+    let path = test.path.as_str();
+    let parent = path.rfind('/').map(|i| &path[..i]);
+    test.value.is_null()
+        && doc.pointer(path).is_none()
+        && parent.and_then(|p| doc.pointer(p)).is_some_and(Value::is_object)
 }
 
 /// The 422 upstream answers a patch that cannot be applied with.
@@ -136,6 +154,22 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.reason, Reason::Invalid);
+    }
+
+    #[test]
+    fn null_tests_a_missing_member_of_an_existing_object() {
+        let mut doc = json!({"metadata": {"name": "a"}});
+        let patch = json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["f"]},
+        ]);
+        apply(&mut doc, &patch).unwrap();
+        assert_eq!(doc, json!({"metadata": {"name": "a", "finalizers": ["f"]}}));
+        // The parent must exist, and a present value is not null.
+        let missing_parent = json!([{"op": "test", "path": "/spec/x", "value": null}]);
+        assert!(apply(&mut doc, &missing_parent).is_err());
+        let present = json!([{"op": "test", "path": "/metadata/name", "value": null}]);
+        assert!(apply(&mut doc, &present).is_err());
     }
 
     #[test]
