@@ -266,10 +266,32 @@ fn run_rules(node: &Node, x: &Value, old: Option<&Value>, path: &Path, errs: &mu
                 errs.push(FieldError::invalid(field, type_name.clone(), detail));
             }
             Err(e) => {
-                let detail = format!("{e} evaluating rule: {}", rule.error_string());
+                let detail = format!("{} evaluating rule: {}", go_error(&e), rule.error_string());
                 errs.push(FieldError::invalid(field, type_name.clone(), detail));
             }
         }
+    }
+}
+
+/// An evaluation error in cel-go's words where they differ
+/// (`no such key: x`, `division by zero`, `index out of bounds: 3`).
+fn go_error(e: &cel::ExecutionError) -> String {
+    use cel::ExecutionError as E;
+    match e {
+        E::NoSuchKey(k) => format!("no such key: {k}"),
+        E::DivisionByZero(_) => "division by zero".to_string(),
+        E::RemainderByZero(_) => "modulus by zero".to_string(),
+        E::IndexOutOfBounds(i) => format!("index out of bounds: {}", cel_scalar(i)),
+        E::Overflow(..) => "integer overflow".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn cel_scalar(v: &cel::Value) -> String {
+    match v {
+        cel::Value::Int(i) => i.to_string(),
+        cel::Value::UInt(u) => u.to_string(),
+        other => format!("{other:?}"),
     }
 }
 

@@ -188,7 +188,8 @@ fn junctors_report_as_upstream_does() {
     assert_eq!(
         validate(schema.clone(), json!({})),
         [
-            r#"<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found none valid"#
+            r#"<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found none valid"#,
+            "spec.a: Required value",
         ]
     );
     assert_eq!(
@@ -566,7 +567,7 @@ fn cel_rules_pass_and_fail_with_upstream_messages() {
         (
             json!({"maxReplicas": 3}),
             &[
-                r#"spec: Invalid value: "object": No such key: minReplicas evaluating rule: self.minReplicas <= self.maxReplicas"#,
+                r#"spec: Invalid value: "object": no such key: minReplicas evaluating rule: self.minReplicas <= self.maxReplicas"#,
             ],
         ),
     ];

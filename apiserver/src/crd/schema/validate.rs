@@ -15,13 +15,15 @@
 //! - `allOf` / `anyOf` / `oneOf` / `not` failures are not field errors
 //!   upstream, so they print as `<nil>: Invalid value: "": "spec.x" must ...`.
 //!
-//! Order at one node follows kube-openapi's validators: type, the junctors,
+//! Order at one node follows kube-openapi's validators: type, the junctors
+//! (`anyOf`, `oneOf`, `allOf`, `not`),
 //! string, format, number, list (items first), enum, object (values first,
 //! then `required`). Properties are visited in name order (upstream's is Go's
 //! random map order).
 //!
-//! Simplified: `anyOf` / `oneOf` report only their own message (kube-openapi
-//! also adds the errors of the alternative that came closest); `uniqueItems`
+//! Simplified: of the failing `anyOf` / `oneOf` alternatives, the one whose
+//! errors are reported beside the junctor's message is the first with the
+//! fewest errors (kube-openapi counts the checks each passed); `uniqueItems`
 //! and `patternProperties` are not checked (a CRD may not use them).
 
 use serde_json::{Value, json};
@@ -137,19 +139,50 @@ fn check_type(node: &Node, v: &Value, name: &str, errs: &mut Vec<FieldError>) {
 
 fn check_junctors(node: &Node, v: &Value, path: &mut Path, name: &str, errs: &mut Vec<FieldError>) {
     let c = &node.checks;
-    let passes = |alt: &Node, path: &mut Path| {
-        let mut e = Vec::new();
-        validate(alt, v, path, &mut e);
-        e
+    let results = |alts: &[Node], path: &mut Path| -> Vec<Vec<FieldError>> {
+        alts.iter()
+            .map(|alt| {
+                let mut e = Vec::new();
+                validate(alt, v, path, &mut e);
+                e
+            })
+            .collect()
     };
-    if !c.all_of.is_empty() {
-        let mut valid = 0;
-        for alt in &c.all_of {
-            let e = passes(alt, path);
-            valid += usize::from(e.is_empty());
-            errs.extend(e);
+    if !c.any_of.is_empty() {
+        let found = results(&c.any_of, path);
+        if !found.iter().any(Vec::is_empty) {
+            errs.push(nil_error(format!(
+                "{} must validate at least one schema (anyOf)",
+                go_q(name)
+            )));
+            errs.extend(best(found));
         }
-        if valid != c.all_of.len() {
+    }
+    if !c.one_of.is_empty() {
+        let found = results(&c.one_of, path);
+        let valid = found.iter().filter(|e| e.is_empty()).count();
+        if valid != 1 {
+            let more = if valid == 0 {
+                "Found none valid".to_string()
+            } else {
+                format!("Found {valid} valid alternatives")
+            };
+            let msg = format!(
+                "{} must validate one and only one schema (oneOf). {more}",
+                go_q(name)
+            );
+            errs.push(nil_error(msg));
+            if valid == 0 {
+                errs.extend(best(found));
+            }
+        }
+    }
+    if !c.all_of.is_empty() {
+        let found = results(&c.all_of, path);
+        let valid = found.iter().filter(|e| e.is_empty()).count();
+        let all = found.len();
+        errs.extend(found.into_iter().flatten());
+        if valid != all {
             let more = if valid == 0 { ". None validated" } else { "" };
             errs.push(nil_error(format!(
                 "{} must validate all the schemas (allOf){more}",
@@ -157,34 +190,22 @@ fn check_junctors(node: &Node, v: &Value, path: &mut Path, name: &str, errs: &mu
             )));
         }
     }
-    if !c.any_of.is_empty() && !c.any_of.iter().any(|alt| passes(alt, path).is_empty()) {
-        errs.push(nil_error(format!(
-            "{} must validate at least one schema (anyOf)",
-            go_q(name)
-        )));
-    }
-    if !c.one_of.is_empty() {
-        let valid = c.one_of.iter().filter(|alt| passes(alt, path).is_empty()).count();
-        if valid != 1 {
-            let more = if valid == 0 {
-                "Found none valid".to_string()
-            } else {
-                format!("Found {valid} valid alternatives")
-            };
-            errs.push(nil_error(format!(
-                "{} must validate one and only one schema (oneOf). {more}",
-                go_q(name)
-            )));
-        }
-    }
     if let Some(not) = &c.not
-        && passes(not, path).is_empty()
+        && results(std::slice::from_ref(&**not), path)
+            .iter()
+            .all(Vec::is_empty)
     {
         errs.push(nil_error(format!(
             "{} must not validate the schema (not)",
             go_q(name)
         )));
     }
+}
+
+/// The failing alternative kube-openapi reports: the one that matched
+/// most (here: the first with the fewest errors).
+fn best(found: Vec<Vec<FieldError>>) -> Vec<FieldError> {
+    found.into_iter().min_by_key(Vec::len).unwrap_or_default()
 }
 
 /// A kube-openapi error that is not a `Validation`: upstream makes it
