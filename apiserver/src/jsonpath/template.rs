@@ -274,7 +274,7 @@ fn bounds(slice: &Slice, len: usize) -> Result<(usize, usize), String> {
     }
     let end = match slice.end {
         SliceEnd::Open => n,
-        SliceEnd::One => start + 1,
+        SliceEnd::One => start.saturating_add(1),
         SliceEnd::At(e) if e < 0 => e + n,
         SliceEnd::At(e) => e,
     };
@@ -879,6 +879,8 @@ mod tests {
             "map[string]interface {} is not array or slice"
         );
         assert_eq!(find(".status.none", &p).unwrap(), ["<no value>"]);
+        assert!(find(".spec.containers[9223372036854775807]", &p).is_err());
+        assert!(find(".spec.containers[-9223372036854775808:]", &p).is_err());
     }
 
     #[test]
