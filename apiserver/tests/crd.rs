@@ -211,7 +211,10 @@ async fn a_crd_becomes_established_and_appears_in_discovery() {
     )
     .await;
     assert_eq!(status, 200);
-    assert_eq!(warnings, ["299 - \"example.com/v1beta1 Widget is deprecated\""]);
+    assert_eq!(
+        warnings,
+        ["299 - \"example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget\""]
+    );
     let (status, _, _) = http_get(&c.api, "/apis/example.com/v1alpha1/widgets", "application/json").await;
     assert_eq!(status, 404, "a version that is not served");
 }
@@ -414,7 +417,10 @@ async fn two_versions_share_one_stored_object() {
     let mut events = api.watch(&beta, Some("default"), &watch).unwrap();
     let written = api.create(&beta, Some("default"), w, &opts()).await.unwrap();
     assert_eq!(written.object["apiVersion"], "example.com/v1beta1");
-    assert_eq!(written.warnings, ["example.com/v1beta1 Widget is deprecated"]);
+    assert_eq!(
+        written.warnings,
+        ["example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"]
+    );
     let raw = api.store().get(&v1.key(Some("default"), "a")).unwrap().unwrap();
     let stored: Value = serde_json::from_slice(&raw.value).unwrap();
     assert_eq!(stored["apiVersion"], "example.com/v1");
@@ -743,5 +749,35 @@ async fn a_crd_is_decoded_and_validated_as_upstream() {
     assert_eq!(
         e.message,
         "CustomResourceDefinition.apiextensions.k8s.io \"gadgets.example.com\" is invalid: metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group"
+    );
+}
+
+#[tokio::test]
+async fn selectable_fields_select() {
+    let c = Cluster::start().await;
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);
+    c.install(crd).await;
+    let (api, info) = (&c.api, c.widgets("v1"));
+    api.create(&info, Some("default"), widget("blue"), &opts())
+        .await
+        .unwrap();
+    let mut red = widget("red");
+    red["spec"]["color"] = json!("red");
+    api.create(&info, Some("default"), red, &opts()).await.unwrap();
+    let by_color = ListOptions {
+        field_selector: Some("spec.color=red".into()),
+        ..Default::default()
+    };
+    let items = api.list(&info, None, &by_color).unwrap().items;
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["metadata"]["name"], "red");
+    let unknown = ListOptions {
+        field_selector: Some("spec.size=2".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        api.list(&info, None, &unknown).unwrap_err().reason,
+        Reason::BadRequest
     );
 }

@@ -40,6 +40,9 @@ use crate::error::{ApiResult, Reason};
 use crate::kinds::apiextensions::{CLEANUP_FINALIZER, condition, condition_true, set_condition};
 use crate::registry::{ResourceInfo, Subresource};
 
+/// The rows of each CRD by name, with the resourceVersion they were built from.
+pub(super) type RowCache = std::collections::BTreeMap<String, (String, Vec<ResourceInfo>)>;
+
 /// How often a pass runs while a deleted CRD waits for its instances (simulated).
 const POLL: Duration = Duration::from_millis(200);
 /// The field manager of the controller's writes (upstream's loopback client).
@@ -213,8 +216,14 @@ impl Api {
     /// rows inserted, rows of deleted CRDs and unserved versions removed.
     /// A built-in row is never replaced.
     fn sync_rows(&self, crds: &[Value]) {
+        let terminating = crds
+            .iter()
+            .filter(|c| c.pointer("/metadata/deletionTimestamp").is_some())
+            .map(|c| obj::name(c).to_string())
+            .collect();
+        self.set_terminating_crds(terminating);
         let registry = self.registry();
-        let wanted: Vec<ResourceInfo> = crds.iter().flat_map(rows::rows).collect();
+        let wanted = self.rows_of(crds);
         let key = |r: &ResourceInfo| (r.group.clone(), r.version.clone(), r.plural.clone());
         for row in &wanted {
             match registry.get(&row.group, &row.version, &row.plural) {
@@ -228,6 +237,30 @@ impl Api {
                 registry.remove(&row.group, &row.version, &row.plural);
             }
         }
+    }
+
+    /// The rows of `crds`, built again only for the CRDs that changed
+    /// since the last pass.
+    fn rows_of(&self, crds: &[Value]) -> Vec<ResourceInfo> {
+        // A poisoned cache is still a valid cache (entries are replaced whole).
+        let mut cache = self.inner.crd_rows.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fresh = RowCache::new();
+        for crd in crds {
+            let (name, rv) = (
+                obj::name(crd).to_string(),
+                obj::meta_str(crd, "resourceVersion").unwrap_or(""),
+            );
+            let built = match cache.remove(&name) {
+                Some((seen, rows)) if seen == rv && !rv.is_empty() => rows,
+                _ => rows::rows(crd),
+            };
+            fresh.insert(name, (rv.to_string(), built));
+        }
+        *cache = fresh;
+        cache
+            .values()
+            .flat_map(|(_, rows)| rows.iter().cloned())
+            .collect()
     }
 
     /// Upstream `crd_finalizer.go`: deletes the instances of a deleted CRD;

@@ -30,18 +30,29 @@ pub(crate) fn prune(custom: &CustomVersion, body: &mut Value) -> Vec<String> {
 }
 
 /// The warning a deprecated version's requests carry: its own
-/// `deprecationWarning`, or upstream's `<group>/<version> <Kind> is deprecated`.
-pub fn deprecation_warning(info: &ResourceInfo) -> Option<String> {
+/// `deprecationWarning`, or upstream's `<group>/<version> <Kind> is
+/// deprecated; use <group>/<newest served version not deprecated> <Kind>`
+/// (`getDeprecationWarning` of `customresource_handler.go`).
+pub fn deprecation_warning(registry: &crate::Registry, info: &ResourceInfo) -> Option<String> {
     let version = &info.custom.as_ref()?.version;
     if version.deprecated != Some(true) {
         return None;
     }
-    Some(
-        version
-            .deprecation_warning
-            .clone()
-            .unwrap_or_else(|| format!("{}/{} {} is deprecated", info.group, info.version, info.kind)),
-    )
+    if let Some(text) = &version.deprecation_warning {
+        return Some(text.clone());
+    }
+    let (group, kind) = (&info.group, &info.kind);
+    let mut text = format!("{group}/{} {kind} is deprecated", info.version);
+    // Discovery order puts a group's newest version first (kube-aware).
+    let newest = registry.group_versions().into_iter().find_map(|(g, v)| {
+        let row = registry.get(&g, &v, &info.plural).filter(|_| g == *group)?;
+        let deprecated = row.custom.as_ref()?.version.deprecated == Some(true);
+        (!deprecated).then_some(v)
+    });
+    if let Some(v) = newest {
+        text.push_str(&format!("; use {group}/{v} {kind}"));
+    }
+    Some(text)
 }
 
 /// 415 for a strategic merge patch: custom resources have no patch strategy
@@ -105,14 +116,28 @@ impl Api {
         let Some(custom) = &info.custom else {
             return Ok(());
         };
-        let crds = self.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")?;
-        match self.get(&crds, None, &custom.crd) {
-            Ok(crd) if crd.pointer("/metadata/deletionTimestamp").is_some() => Err(ApiError::new(
+        // A poisoned lock still holds a whole set (it is only ever replaced).
+        let terminating = self
+            .inner
+            .terminating_crds
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        match terminating.contains(&custom.crd) {
+            true => Err(ApiError::new(
                 Reason::MethodNotAllowed,
                 "create not allowed while custom resource definition is terminating",
             )),
-            _ => Ok(()),
+            false => Ok(()),
         }
+    }
+
+    /// Records which CRDs are being deleted (the CRD controller's passes).
+    pub(crate) fn set_terminating_crds(&self, names: std::collections::BTreeSet<String>) {
+        *self
+            .inner
+            .terminating_crds
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = names;
     }
 }
 

@@ -59,6 +59,14 @@ struct Inner {
     logs: std::sync::OnceLock<LogSource>,
     /// Where uids, generated names and cluster IPs come from.
     ids: ids::Ids,
+    /// The CustomResourceDefinitions being deleted (their resources take
+    /// no new objects); written by the CRD controller's passes
+    /// (`custom_resources.rs`), read by creates. Held only to copy or test.
+    terminating_crds: std::sync::RwLock<std::collections::BTreeSet<String>>,
+    /// The registry rows last built for each CRD, by name, with the
+    /// resourceVersion they were built from: a pass compiles the schemas
+    /// of changed CRDs only. Only the CRD controller's passes use it.
+    crd_rows: std::sync::Mutex<custom_resources::RowCache>,
 }
 
 /// A source of container logs: `(pod, container, previous, now)` → lines as
@@ -88,6 +96,8 @@ impl Api {
                 clock,
                 logs: std::sync::OnceLock::new(),
                 ids,
+                terminating_crds: Default::default(),
+                crd_rows: Default::default(),
             }),
         }
     }

@@ -416,6 +416,34 @@ pub(crate) struct Filter {
     label: Option<Selector>,
     field: Option<FieldSelector>,
     kind: Kind,
+    /// A custom resource version's `selectableFields` (`spec.mode`), beside
+    /// `metadata.name` and `metadata.namespace`.
+    custom_fields: Vec<String>,
+}
+
+/// The `selectableFields` of a custom resource version, as field names.
+fn custom_fields(info: &ResourceInfo) -> Vec<String> {
+    let fields = info
+        .custom
+        .as_ref()
+        .and_then(|c| c.version.selectable_fields.as_ref());
+    fields
+        .into_iter()
+        .flatten()
+        .map(|f| f.json_path.trim_start_matches('.').to_string())
+        .collect()
+}
+
+/// A selectable field's value as a field selector compares it: strings,
+/// booleans and integers as text; other values never match.
+fn custom_field_value(obj: &Value, name: &str) -> Option<String> {
+    let value = name.split('.').try_fold(obj, |cur, key| cur.get(key))?;
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) if n.is_i64() => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 impl Filter {
@@ -429,10 +457,15 @@ impl Filter {
             None => None,
         };
         let kind = kind_of(info);
+        let custom_fields = custom_fields(info);
         let field = match field.filter(|s| !s.trim().is_empty()) {
             Some(s) => {
                 let f = FieldSelector::parse(s).map_err(ApiError::bad_request)?;
-                for name in f.fields() {
+                for name in f
+                    .fields()
+                    .into_iter()
+                    .filter(|n| !custom_fields.iter().any(|c| c == n))
+                {
                     // Rejects fields the kind does not support, as upstream does.
                     let probe = serde_json::json!({});
                     field_value(kind, &probe, name).map_err(ApiError::bad_request)?;
@@ -441,7 +474,12 @@ impl Filter {
             }
             None => None,
         };
-        Ok(Filter { label, field, kind })
+        Ok(Filter {
+            label,
+            field,
+            kind,
+            custom_fields,
+        })
     }
 
     /// Whether `obj` matches both selectors.
@@ -452,7 +490,10 @@ impl Filter {
             return false;
         }
         match &self.field {
-            Some(f) => f.matches(|name| field_value(self.kind, obj, name).ok().flatten()),
+            Some(f) => f.matches(|name| match self.custom_fields.iter().any(|c| c == name) {
+                true => custom_field_value(obj, name),
+                false => field_value(self.kind, obj, name).ok().flatten(),
+            }),
             None => true,
         }
     }

@@ -413,7 +413,7 @@ impl Api {
             }
         }
         kinds::default_object(info, &mut body);
-        warnings.extend(super::custom_writes::deprecation_warning(info));
+        warnings.extend(super::custom_writes::deprecation_warning(self.registry(), info));
         let mut body = convert::to_storage(info, body)?;
         drop_empty_metadata(&mut body);
         Ok((body, warnings))

@@ -39,7 +39,7 @@ pub async fn serve(
     body: &[u8],
     user: &UserInfo,
 ) -> Response {
-    let deprecated = crate::api::deprecation_warning(&route.info);
+    let deprecated = crate::api::deprecation_warning(state.api.registry(), &route.info);
     let mut resp = match dispatch(state, method, route, query, headers, body, user).await {
         Ok(resp) => resp,
         Err(e) => e.into_response(),
