@@ -263,12 +263,34 @@ async fn prometheus_operator_definitions_serve_their_kinds() {
         .await;
     assert_eq!(v1beta1["apiVersion"], "monitoring.coreos.com/v1beta1");
 
-    // Deleting the definitions removes every object.
+    // Deleting the definitions removes every object (kubectl waits for the
+    // definitions to go), then the resources leave discovery.
     c.ok(&["delete", "-f", &testdata(MANIFEST)]).await;
-    let out = c
-        .ok(&["api-resources", "--api-group=monitoring.coreos.com"])
+    assert_eq!(c.json(&["get", "crd"]).await["items"], serde_json::json!([]));
+    let gone = tokio::time::timeout(e2e::PATIENCE, async {
+        loop {
+            let out = c
+                .ok(&[
+                    "api-resources",
+                    "--api-group=monitoring.coreos.com",
+                    "--no-headers",
+                ])
+                .await;
+            if out.trim().is_empty() {
+                return;
+            }
+            c.sleep_real(std::time::Duration::from_millis(200)).await;
+        }
+    })
+    .await;
+    let left = c
+        .run(&["api-resources", "--api-group=monitoring.coreos.com"])
         .await;
-    assert!(out.trim().lines().count() <= 1, "{out}");
+    assert!(
+        gone.is_ok(),
+        "still served a minute after the definitions went:\n{}",
+        left.stdout
+    );
     c.stop().await;
 }
 
