@@ -35,7 +35,7 @@ use serde_json::{Map, Value, json};
 use super::cel::Rule;
 use super::node::Node;
 use super::path::Path;
-use super::{prune, validate};
+use super::{defaults, prune, validate};
 use crate::error::FieldError;
 
 /// Where a schema node sits (upstream `level`).
@@ -419,14 +419,17 @@ fn junctors_nested(s: &Map<String, Value>, skip_any_of: bool, path: &str, errs: 
     }
 }
 
-/// A `default` must validate against its schema and survive pruning
-/// unchanged.
+/// A `default` must validate against its schema (with the defaults nested
+/// in it applied) and survive pruning unchanged.
 fn default(s: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
     let Some(default) = s.get("default") else { return };
     let f = child(path, "default");
     let schema = Node::build(&Value::Object(s.clone()));
+    // Nested defaults apply first, so `default: {}` may rely on them.
+    let mut defaulted = default.clone();
+    defaults::apply(&schema, &mut defaulted);
     let mut found = Vec::new();
-    validate::validate(&schema, default, &mut Path::default(), &mut found);
+    validate::validate(&schema, &defaulted, &mut Path::default(), &mut found);
     for mut e in found {
         // kube-openapi names the default's root "", and the error lands
         // under `<path>.default`.

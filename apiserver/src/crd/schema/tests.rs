@@ -467,6 +467,13 @@ fn compile_reports_structural_violations() {
                 format!("{prefix}.properties[spec].anyOf[0].type: Forbidden: must be empty to be structural"),
             ],
         ),
+        // A default may rely on the defaults nested in it.
+        (
+            root(
+                json!({"type": "object", "default": {}, "required": ["a"], "properties": {"a": {"type": "string", "default": "x"}}}),
+            ),
+            vec![],
+        ),
         // The int-or-string patterns are structural.
         (
             root(
