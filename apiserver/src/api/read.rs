@@ -468,7 +468,12 @@ impl Filter {
                 {
                     // Rejects fields the kind does not support, as upstream does.
                     let probe = serde_json::json!({});
-                    field_value(kind, &probe, name).map_err(ApiError::bad_request)?;
+                    field_value(kind, &probe, name).map_err(|e| match info.custom {
+                        // A custom resource's field label conversion (upstream
+                        // `customresource` `ConvertFieldLabel`) words it so.
+                        Some(_) => ApiError::bad_request(format!("field label not supported: {name}")),
+                        None => ApiError::bad_request(e),
+                    })?;
                 }
                 Some(f)
             }
