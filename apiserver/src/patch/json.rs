@@ -52,7 +52,8 @@ pub fn apply(doc: &mut Value, patch: &Value) -> ApiResult<()> {
         if tests_null_on_missing_member(doc, op) {
             continue;
         }
-        json_patch::patch_unsafe(doc, std::slice::from_ref(op)).map_err(|e| rejected(e.to_string()))?;
+        json_patch::patch_unsafe(doc, std::slice::from_ref(op))
+            .map_err(|e| rejected(upstream_message(doc, op, &e)))?;
     }
     Ok(())
 }
@@ -70,6 +71,63 @@ fn tests_null_on_missing_member(doc: &Value, op: &json_patch::PatchOperation) ->
     test.value.is_null()
         && doc.pointer(path).is_none()
         && parent.and_then(|p| doc.pointer(p)).is_some_and(Value::is_object)
+}
+
+/// The text upstream's json-patch gives a failed operation (`ErrMissing`
+/// reads `missing value`, `ErrTestFailed` `test failed`).
+fn upstream_message(doc: &Value, op: &json_patch::PatchOperation, e: &json_patch::PatchError) -> String {
+    use json_patch::{PatchErrorKind, PatchOperation as Op};
+    let has_parent = |path: &str| {
+        let parent = path.rfind('/').map_or("", |i| &path[..i]);
+        doc.pointer(parent).is_some_and(|p| p.is_object() || p.is_array())
+    };
+    let path = e.path.as_str();
+    match (op, &e.kind) {
+        (Op::Test(_), PatchErrorKind::TestFailed) => format!("testing value {path} failed: test failed"),
+        (Op::Test(_), _) if !has_parent(path) => {
+            format!("test operation does not apply: is missing path: {path}: missing value")
+        }
+        (Op::Add(_) | Op::Remove(_), _) if !has_parent(path) => format!(
+            "{} operation does not apply: doc is missing path: \"{path}\": missing value",
+            op_name(op)
+        ),
+        (Op::Remove(_), _) => {
+            let key = path.rsplit('/').next().unwrap_or_default();
+            format!(
+                "error in remove for path: '{path}': Unable to remove nonexistent key: {key}: missing value"
+            )
+        }
+        (Op::Replace(_), _) if !has_parent(path) => {
+            format!("replace operation does not apply: doc is missing path: {path}: missing value")
+        }
+        (Op::Replace(_), _) => {
+            format!("replace operation does not apply: doc is missing key: {path}: missing value")
+        }
+        (Op::Move(m), PatchErrorKind::InvalidFromPointer) => {
+            format!(
+                "move operation does not apply: doc is missing from path: {}: missing value",
+                m.from
+            )
+        }
+        (Op::Copy(c), PatchErrorKind::InvalidFromPointer) => {
+            format!(
+                "copy operation does not apply: doc is missing from path: {}: missing value",
+                c.from
+            )
+        }
+        _ => e.to_string(),
+    }
+}
+
+fn op_name(op: &json_patch::PatchOperation) -> &'static str {
+    match op {
+        json_patch::PatchOperation::Add(_) => "add",
+        json_patch::PatchOperation::Remove(_) => "remove",
+        json_patch::PatchOperation::Replace(_) => "replace",
+        json_patch::PatchOperation::Move(_) => "move",
+        json_patch::PatchOperation::Copy(_) => "copy",
+        json_patch::PatchOperation::Test(_) => "test",
+    }
 }
 
 /// The 422 upstream answers a patch that cannot be applied with.
@@ -170,6 +228,40 @@ mod tests {
         assert!(apply(&mut doc, &missing_parent).is_err());
         let present = json!([{"op": "test", "path": "/metadata/name", "value": null}]);
         assert!(apply(&mut doc, &present).is_err());
+    }
+
+    #[test]
+    fn failures_read_as_upstream() {
+        let doc = json!({"spec": {"replicas": 1}});
+        let cases = [
+            (
+                json!({"op": "test", "path": "/spec/replicas", "value": 2}),
+                "testing value /spec/replicas failed: test failed",
+            ),
+            (
+                json!({"op": "test", "path": "/status/x", "value": 2}),
+                "test operation does not apply: is missing path: /status/x: missing value",
+            ),
+            (
+                json!({"op": "add", "path": "/status/x", "value": 2}),
+                "add operation does not apply: doc is missing path: \"/status/x\": missing value",
+            ),
+            (
+                json!({"op": "remove", "path": "/spec/x"}),
+                "error in remove for path: '/spec/x': Unable to remove nonexistent key: x: missing value",
+            ),
+            (
+                json!({"op": "replace", "path": "/spec/x", "value": 1}),
+                "replace operation does not apply: doc is missing key: /spec/x: missing value",
+            ),
+        ];
+        for (op, want) in cases {
+            let err = apply(&mut doc.clone(), &json!([op])).unwrap_err();
+            assert_eq!(
+                err.message,
+                format!("the server rejected our request due to an error in our request: {want}")
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ use super::node::{ListType, Node};
 use super::path::{Path, Seg};
 use crate::error::{FieldError, FieldErrorType};
 use crate::gofmt::go_quote;
+use crate::kinds::meta::NameRule;
 
 /// Checks the list types and embedded resources under `x`.
 pub fn validate(node: &Node, x: &Value, path: &mut Path, errs: &mut Vec<FieldError>) {
@@ -140,20 +141,48 @@ fn go_map(m: &Map<String, Value>) -> String {
     format!("map[string]interface {{}}{{{}}}", parts.join(", "))
 }
 
+/// An embedded resource's TypeMeta and ObjectMeta (upstream
+/// `schema/objectmeta/validation.go`, `validateEmbeddedResource`).
 fn check_embedded(obj: &Map<String, Value>, path: &mut Path, errs: &mut Vec<FieldError>) {
     for key in ["apiVersion", "kind"] {
         let field = path.with(Seg::Field(key.to_string()), |p| p.field());
         match obj.get(key) {
-            None => errs.push(FieldError::required(field, "must not be empty")),
-            Some(Value::String(s)) if s.is_empty() => {
-                errs.push(FieldError::invalid(
-                    field,
-                    Value::String(String::new()),
-                    "must not be empty",
-                ));
+            None => errs.push(FieldError::required(field, "")),
+            Some(Value::String(s)) if s.is_empty() => errs.push(FieldError::required(field, "")),
+            Some(Value::String(kind)) if key == "kind" => {
+                let problems = crate::validation::is_dns1035_label(&kind.to_lowercase());
+                if !problems.is_empty() {
+                    let detail = format!(
+                        "may have mixed case, but should otherwise match: {}",
+                        problems.join(",")
+                    );
+                    errs.push(FieldError::invalid(field, Value::String(kind.clone()), detail));
+                }
             }
             Some(Value::String(_)) => {}
             Some(other) => errs.push(FieldError::invalid(field, other.clone(), "must be a string")),
+        }
+    }
+    if let Some(Value::Object(meta)) = obj.get("metadata") {
+        let mut meta = meta.clone();
+        if meta
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .is_empty()
+        {
+            // Upstream names it so that only the other fields are checked.
+            meta.insert("name".into(), Value::String("fakename".into()));
+        }
+        let namespaced = meta
+            .get("namespace")
+            .and_then(Value::as_str)
+            .is_some_and(|ns| !ns.is_empty());
+        let wrapped = serde_json::json!({ "metadata": meta });
+        let prefix = path.field();
+        for mut e in crate::kinds::meta::validate_object_meta(&wrapped, namespaced, NameRule::PathSegment) {
+            e.field = format!("{prefix}.{}", e.field);
+            errs.push(e);
         }
     }
 }

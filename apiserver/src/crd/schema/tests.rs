@@ -260,8 +260,8 @@ fn embedded_resources_need_api_version_and_kind() {
     assert_eq!(
         validate(schema.clone(), json!({"template": {"metadata": {"name": "x"}}})),
         [
-            "spec.template.apiVersion: Required value: must not be empty",
-            "spec.template.kind: Required value: must not be empty"
+            "spec.template.apiVersion: Required value",
+            "spec.template.kind: Required value"
         ]
     );
     assert_eq!(
