@@ -531,7 +531,6 @@ async fn finalizers_owner_references_and_garbage_collection() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "miniplane's JSON patch words a failed `test` op as the json-patch crate does (operation '/0' failed at path '/spec/replicas': value did not match), not as upstream's json-patch (testing value /spec/replicas failed: test failed); shared with the built-in kinds"]
 async fn a_json_patch_whose_test_fails_reads_as_upstream() {
     let mut c = Cluster::start().await;
     install(&c, "widgets.yaml", &[WIDGETS]).await;
