@@ -125,15 +125,20 @@ impl Api {
     pub async fn sync_custom_resources(&self) -> ApiResult<bool> {
         let mut crds = self.all_crds()?;
         let mut pending = false;
-        for i in 0..crds.len() {
-            match self.sync_names(&crds, i).await {
+        // Every CRD's names and conditions are decided first and its rows
+        // served, and only then is its status written: a client that sees
+        // Established can use the resource at once (upstream's establishing
+        // controller waits for the handler to serve it, too).
+        let decided: Vec<Value> = (0..crds.len()).map(|i| self.decide_names(&crds, i)).collect();
+        self.sync_rows(&decided);
+        for (i, new) in decided.into_iter().enumerate() {
+            match self.write_status(&crds[i], new).await {
                 Ok(Some(updated)) => crds[i] = updated,
                 Ok(None) => {}
                 Err(e) if e.reason == Reason::Conflict || e.reason == Reason::NotFound => pending = true,
                 Err(e) => return Err(e),
             }
         }
-        self.sync_rows(&crds);
         for crd in &crds {
             if crd.pointer("/metadata/deletionTimestamp").is_some()
                 && obj::finalizers(crd).iter().any(|f| f == CLEANUP_FINALIZER)
@@ -148,9 +153,9 @@ impl Api {
         Ok(pending)
     }
 
-    /// The naming and establishing decisions for `crds[i]`; the CRD as
-    /// written when its status changed.
-    async fn sync_names(&self, crds: &[Value], i: usize) -> ApiResult<Option<Value>> {
+    /// The naming and establishing decisions for `crds[i]`: the CRD with
+    /// the status they give it.
+    fn decide_names(&self, crds: &[Value], i: usize) -> Value {
         let crd = &crds[i];
         let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or("");
         let mut taken = names::Taken::in_group(crds, group, obj::name(crd));
@@ -193,7 +198,7 @@ impl Api {
         if !condition_true(crd, "Established") {
             set_condition(&mut new, established);
         }
-        self.write_status(crd, new).await
+        new
     }
 
     /// Writes `new` through `/status` when it differs from `old`.
@@ -246,15 +251,18 @@ impl Api {
         let mut cache = self.inner.crd_rows.lock().unwrap_or_else(|p| p.into_inner());
         let mut fresh = RowCache::new();
         for crd in crds {
-            let (name, rv) = (
+            // The rows follow the spec (the resourceVersion) and whether the
+            // CRD is established, which a pass decides before writing it.
+            let rv = obj::meta_str(crd, "resourceVersion").unwrap_or("");
+            let (name, seen_as) = (
                 obj::name(crd).to_string(),
-                obj::meta_str(crd, "resourceVersion").unwrap_or(""),
+                format!("{rv}/{}", condition_true(crd, "Established")),
             );
             let built = match cache.remove(&name) {
-                Some((seen, rows)) if seen == rv && !rv.is_empty() => rows,
+                Some((seen, rows)) if seen == seen_as && !rv.is_empty() => rows,
                 _ => rows::rows(crd),
             };
-            fresh.insert(name, (rv.to_string(), built));
+            fresh.insert(name, (seen_as, built));
         }
         *cache = fresh;
         cache
