@@ -427,8 +427,10 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
             use controllers::garbagecollector::controller::{FIELD_MANAGER, GarbageCollector};
             let resources = deletable_resources(cx.api.registry());
             // Follows the registry: a CRD's resources get monitors once served.
-            run!(GarbageCollector::new((cx.client)(FIELD_MANAGER), clock, resources)
-                .following(cx.api.registry().clone()))
+            run!(
+                GarbageCollector::new((cx.client)(FIELD_MANAGER), clock, resources)
+                    .following(cx.api.registry().clone())
+            )
         }
         "resourcequota-controller" => {
             use controllers::resourcequota::controller::ResourceQuotaController;
