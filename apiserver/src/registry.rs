@@ -190,11 +190,7 @@ impl Registry {
     /// see the change as they see an insert.
     pub fn remove(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         let key = (group.to_string(), version.to_string(), plural.to_string());
-        let removed = self
-            .inner
-            .write()
-            .expect("registry lock poisoned")
-            .remove(&key);
+        let removed = self.inner.write().expect("registry lock poisoned").remove(&key);
         if removed.is_some() {
             self.changes.send_modify(|n| *n += 1);
         }

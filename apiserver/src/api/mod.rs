@@ -29,10 +29,10 @@ mod read;
 mod subresource;
 mod write;
 
+pub use custom_writes::deprecation_warning;
 pub use delete::{DeleteOptions, DeleteOutcome, Propagation};
 pub use read::{ListOptions, ObjectList, WatchEvent, WatchOptions, WatchStream};
 pub use subresource::{LogOptions, log_text, scale_of, synthetic_log};
-pub use custom_writes::deprecation_warning;
 pub use write::{FieldValidation, PatchType, WriteOptions, Written};
 
 use std::sync::Arc;

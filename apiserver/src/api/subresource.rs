@@ -51,8 +51,15 @@ pub fn scale_of(info: &ResourceInfo, o: &Value) -> ApiResult<Value> {
 /// The scale subresource a custom resource's version declares.
 fn custom_scale(
     info: &ResourceInfo,
-) -> Option<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale> {
-    info.custom.as_ref()?.version.subresources.as_ref()?.scale.as_ref()
+) -> Option<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale>
+{
+    info.custom
+        .as_ref()?
+        .version
+        .subresources
+        .as_ref()?
+        .scale
+        .as_ref()
 }
 
 /// The parent object with `spec.replicas` taken from a (patched or sent) Scale.

@@ -48,7 +48,12 @@ pub async fn serve(
     // write's warnings carry it already).
     if let Some(text) = deprecated {
         let quoted = format!("299 - {text:?}");
-        if !resp.headers().get_all(header::WARNING).iter().any(|v| v == quoted.as_str()) {
+        if !resp
+            .headers()
+            .get_all(header::WARNING)
+            .iter()
+            .any(|v| v == quoted.as_str())
+        {
             negotiate::add_warnings(resp.headers_mut(), &[text]);
         }
     }
