@@ -62,7 +62,9 @@ use rustls::ClientConfig;
 use store::Durability;
 use tokio::time::Instant;
 
-type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
+mod common;
+
+use common::{Result, section};
 
 /// Size of every stored value and HTTP request body.
 const VALUE_BYTES: usize = 1024;
@@ -87,16 +89,7 @@ const MINIPLANE_BIN: &str = env!("CARGO_BIN_EXE_miniplane");
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 
 fn main() -> Result<()> {
-    // `cargo bench` passes `--bench`; `cargo test --benches` does not, and
-    // then this bench only checks that it starts.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("foundation: skipped (run it with `cargo bench --bench foundation`)");
-        return Ok(());
-    }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(run())
+    common::main("foundation", run)
 }
 
 async fn run() -> Result<()> {
@@ -829,10 +822,6 @@ fn flush_columns(durability: Durability, flushes: u64, writes: usize) -> (String
             format!("{:.1}", writes as f64 / flushes.max(1) as f64),
         ),
     }
-}
-
-fn section(title: &str) {
-    println!("\n== {title}");
 }
 
 fn mode(durability: Durability) -> &'static str {

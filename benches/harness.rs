@@ -30,7 +30,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
+mod common;
+
+use common::{Result, section};
 
 /// The binary Cargo built for this bench (same profile).
 const MINIPLANE_BIN: &str = env!("CARGO_BIN_EXE_miniplane");
@@ -46,16 +48,7 @@ const CYCLES: usize = 50;
 const TARGET: Duration = Duration::from_millis(50);
 
 fn main() -> Result<()> {
-    // `cargo bench` passes `--bench`; `cargo test --benches` does not, and
-    // then this bench only checks that it starts.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("harness: skipped (run it with `cargo bench --bench harness`)");
-        return Ok(());
-    }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(run())
+    common::main("harness", run)
 }
 
 async fn run() -> Result<()> {
@@ -106,10 +99,6 @@ async fn run() -> Result<()> {
         CYCLES as f64 / took.as_secs_f64()
     );
     Ok(())
-}
-
-fn section(title: &str) {
-    println!("\n== {title}");
 }
 
 fn ms(d: Duration) -> String {

@@ -51,7 +51,9 @@ use serde_json::json;
 use store::Clock;
 use tokio::time::Instant;
 
-type Result<T, E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
+mod common;
+
+use common::{Result, section};
 
 /// Replicas of the rolled-out Deployment.
 const ROLLOUT_REPLICAS: u64 = 1_000;
@@ -73,16 +75,7 @@ const RSS_WAIT: Duration = Duration::from_secs(300);
 const MINIPLANE_BIN: &str = env!("CARGO_BIN_EXE_miniplane");
 
 fn main() -> Result<()> {
-    // `cargo bench` passes `--bench`; `cargo test --benches` does not, and
-    // then this bench only checks that it starts.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("rollout: skipped (run it with `cargo bench --bench rollout`)");
-        return Ok(());
-    }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(run())
+    common::main("rollout", run)
 }
 
 async fn run() -> Result<()> {
@@ -619,10 +612,6 @@ async fn pause(d: Duration) {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-fn section(title: &str) {
-    println!("\n== {title}");
 }
 
 fn cores() -> usize {
