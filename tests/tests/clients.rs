@@ -3,7 +3,7 @@
 //! token and a client certificate; nothing edited).
 //!
 //! Each client runs the same everyday operations (the list is
-//! [`OPERATIONS`]; `tests/clients/README.md` says what each one checks):
+//! [`OPERATIONS`]; each script says what each one checks, beside its code):
 //! Python's `kubernetes`, JavaScript's `@kubernetes/client-node` and Ruby's
 //! `kubeclient` as scripts under `tests/clients/<client>/` that print one
 //! `RESULT <operation> PASS|FAIL <why>` line per operation, and kube-rs as
