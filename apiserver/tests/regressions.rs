@@ -45,3 +45,47 @@ async fn event_ttl_fires_while_events_are_written_more_than_once_a_second() {
     let stopped = tasks.stop(Duration::from_secs(10)).await;
     stopped.expect("the expiry loop stops");
 }
+
+/// Postmortem: kube-rs's `finalizer` helper adds an object's first finalizer with the JSON patch
+/// `[{"op":"test","path":"/metadata/finalizers","value":null}, {"op":"add",...}]`. The json-patch
+/// crate fails a `test` whose path is missing; upstream's json-patch counts a missing member of an
+/// existing object as null, so the test passes. Every kube-rs operator with a finalizer got 422
+/// and never reconciled (found by the example operator's test). Fix: `patch/json.rs` lets a null
+/// test on a missing member of an existing object pass, and words failures as upstream does.
+#[tokio::test]
+async fn kube_rs_adds_a_first_finalizer_behind_a_null_test() {
+    use apiserver::api::{PatchType, WriteOptions};
+    use serde_json::json;
+    let api = TestApi::builder().build().await;
+    let maps = api
+        .resource("", "v1", "configmaps")
+        .expect("configmaps are served");
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let opts = WriteOptions::default();
+    api.create(&maps, Some("default"), cm, &opts)
+        .await
+        .expect("create");
+    let patch = json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+        {"op": "add", "path": "/metadata/finalizers", "value": ["example.com/cleanup"]},
+    ]);
+    let written = api
+        .patch(&maps, Some("default"), "c", PatchType::Json, &patch, None, &opts)
+        .await
+        .expect("the null test passes");
+    assert_eq!(
+        written.object["metadata"]["finalizers"],
+        json!(["example.com/cleanup"])
+    );
+    // Now that the member exists, the same test fails, as upstream's does.
+    let err = api
+        .patch(&maps, Some("default"), "c", PatchType::Json, &patch, None, &opts)
+        .await
+        .unwrap_err();
+    assert!(
+        err.message
+            .ends_with("testing value /metadata/finalizers failed: test failed"),
+        "{}",
+        err.message
+    );
+}
