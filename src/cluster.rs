@@ -20,7 +20,8 @@ use std::sync::Arc;
 use apiserver::Api;
 use controllers::runtime::informer::Object;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kubelet_sim::node::Capacity;
@@ -77,9 +78,10 @@ pub fn node_names(count: usize) -> Vec<String> {
 /// older name upstream still accepts as an alias. Every one is on by
 /// default (upstream's only default-off controllers, the bootstrap-token
 /// signer and cleaner, are not here). Upstream controllers not listed
-/// (`job-controller`, `statefulset-controller`, ...) do not exist in
-/// miniplane and are refused by name.
-pub const CONTROLLERS: [(&str, &str); 12] = [
+/// (`replicationcontroller-controller`, `horizontal-pod-autoscaler-controller`,
+/// ...) do not exist in miniplane and are refused by name. A controller
+/// upstream gives no alias has its name twice.
+pub const CONTROLLERS: [(&str, &str); 20] = [
     ("replicaset-controller", "replicaset"),
     ("deployment-controller", "deployment"),
     ("garbage-collector-controller", "garbagecollector"),
@@ -95,6 +97,14 @@ pub const CONTROLLERS: [(&str, &str); 12] = [
     ("persistentvolume-binder-controller", "persistentvolume-binder"),
     ("disruption-controller", "disruption"),
     ("certificatesigningrequest-signing-controller", "csrsigning"),
+    ("statefulset-controller", "statefulset"),
+    ("daemonset-controller", "daemonset"),
+    ("job-controller", "job"),
+    ("cronjob-controller", "cronjob"),
+    ("ttl-after-finished-controller", "ttl-after-finished"),
+    ("pod-garbage-collector-controller", "podgc"),
+    ("node-lifecycle-controller", "nodelifecycle"),
+    ("taint-eviction-controller", "taint-eviction-controller"),
 ];
 
 /// Which controllers run: kube-controller-manager's `--controllers` list.
@@ -272,6 +282,10 @@ struct Informers {
     classes: Shared<StorageClass>,
     namespaces: Shared<Namespace>,
     services: Shared<Service>,
+    statefulsets: Shared<StatefulSet>,
+    daemonsets: Shared<DaemonSet>,
+    jobs: Shared<Job>,
+    revisions: Shared<ControllerRevision>,
 }
 
 impl Informers {
@@ -285,6 +299,10 @@ impl Informers {
             self.classes.run(shutdown),
             self.namespaces.run(shutdown),
             self.services.run(shutdown),
+            self.statefulsets.run(shutdown),
+            self.daemonsets.run(shutdown),
+            self.jobs.run(shutdown),
+            self.revisions.run(shutdown),
         ]
         .into_iter()
         .flatten()
@@ -340,6 +358,10 @@ pub fn start_components(
         classes: Shared::new(Informer::new(shared().0, shared().1, None)),
         namespaces: Shared::new(Informer::new(shared().0, shared().1, None)),
         services: Shared::new(Informer::new(shared().0, shared().1, None)),
+        statefulsets: Shared::new(Informer::new(shared().0, shared().1, None)),
+        daemonsets: Shared::new(Informer::new(shared().0, shared().1, None)),
+        jobs: Shared::new(Informer::new(shared().0, shared().1, None)),
+        revisions: Shared::new(Informer::new(shared().0, shared().1, None)),
     };
     let cx = Context {
         clock,
@@ -508,12 +530,10 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
         "disruption-controller" => {
             // PodDisruptionBudget status, with the informers only it reads.
             use controllers::disruption::controller::{DisruptionController, DisruptionInformers};
-            use k8s_openapi::api::apps::v1::StatefulSet;
             use k8s_openapi::api::core::v1::ReplicationController;
             use k8s_openapi::api::policy::v1::PodDisruptionBudget;
             let pdbs = cx.own::<PodDisruptionBudget>();
             let rcs = cx.own::<ReplicationController>();
-            let statefulsets = cx.own::<StatefulSet>();
             let c = (cx.client)(name);
             let events = Recorder::new(c.clone(), clock.clone(), "controllermanager", None);
             let informers = DisruptionInformers {
@@ -522,14 +542,9 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
                 replication_controllers: &rcs,
                 replicasets: i.replicasets.get(),
                 deployments: i.deployments.get(),
-                statefulsets: &statefulsets,
+                statefulsets: i.statefulsets.get(),
             };
-            run!(
-                DisruptionController::new(c, clock, events, informers),
-                pdbs,
-                rcs,
-                statefulsets
-            )
+            run!(DisruptionController::new(c, clock, events, informers), pdbs, rcs)
         }
         "certificatesigningrequest-signing-controller" => {
             // kube-apiserver-client(-kubelet) certificates from the cluster CA.
@@ -547,6 +562,71 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
                 CsrSigningController::new(c, clock, ca, DEFAULT_CERT_TTL, &csrs),
                 csrs
             )
+        }
+        "statefulset-controller" => {
+            use controllers::statefulset::controller::StatefulSetController;
+            let (c, events) = cx.named(name);
+            let (sets, pods) = (i.statefulsets.get(), i.pods.get());
+            let (revisions, claims) = (i.revisions.get(), i.claims.get());
+            run!(StatefulSetController::new(
+                c, clock, events, sets, pods, revisions, claims
+            ))
+        }
+        "daemonset-controller" => {
+            use controllers::daemon::controller::DaemonSetsController;
+            let (c, events) = cx.named(name);
+            let (sets, pods) = (i.daemonsets.get(), i.pods.get());
+            let (nodes, revisions) = (i.nodes.get(), i.revisions.get());
+            run!(DaemonSetsController::new(
+                c, clock, events, sets, pods, nodes, revisions
+            ))
+        }
+        "job-controller" => {
+            use controllers::job::controller::JobController;
+            let (c, events) = cx.named(name);
+            run!(JobController::new(c, clock, events, i.jobs.get(), i.pods.get()))
+        }
+        "cronjob-controller" => {
+            use controllers::cronjob::controller::CronJobController;
+            use k8s_openapi::api::batch::v1::CronJob;
+            let cronjobs = cx.own::<CronJob>();
+            let (c, events) = cx.named(name);
+            run!(
+                CronJobController::new(c, clock, events, &cronjobs, i.jobs.get()),
+                cronjobs
+            )
+        }
+        "ttl-after-finished-controller" => {
+            use controllers::ttlafterfinished::controller::TtlAfterFinishedController;
+            let (c, events) = cx.named(name);
+            run!(TtlAfterFinishedController::new(c, clock, events, i.jobs.get()))
+        }
+        "pod-garbage-collector-controller" => {
+            use controllers::podgc::controller::PodGcController;
+            let c = (cx.client)(name);
+            run!(PodGcController::new(c, clock, i.pods.get(), i.nodes.get()))
+        }
+        "node-lifecycle-controller" => {
+            use controllers::nodelifecycle::controller::NodeLifecycleController;
+            use k8s_openapi::api::coordination::v1::Lease;
+            let leases = cx.own::<Lease>();
+            let (c, events) = cx.named(name);
+            let (nodes, pods) = (i.nodes.get(), i.pods.get());
+            run!(
+                NodeLifecycleController::new(c, clock, events, nodes, pods, &leases),
+                leases
+            )
+        }
+        "taint-eviction-controller" => {
+            use controllers::tainteviction::controller::TaintEvictionController;
+            let (c, events) = cx.named(name);
+            run!(TaintEvictionController::new(
+                c,
+                clock,
+                events,
+                i.nodes.get(),
+                i.pods.get()
+            ))
         }
         // `names()` yields only the names above.
         other => unreachable!("{other} is in CONTROLLERS but has no arm"),

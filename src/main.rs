@@ -265,7 +265,7 @@ mod tests {
                 args.controllers.names()
             })
         };
-        assert_eq!(parse(&["miniplane", "up"]).unwrap().len(), 12);
+        assert_eq!(parse(&["miniplane", "up"]).unwrap().len(), 20);
         let some = parse(&[
             "miniplane",
             "up",
@@ -273,14 +273,19 @@ mod tests {
             "*,-deployment-controller,-replicaset",
         ])
         .unwrap();
-        assert_eq!(some.len(), 10);
+        assert_eq!(some.len(), 18);
         assert!(!some.contains(&"deployment-controller"));
-        let err = parse(&["miniplane", "up", "--controllers", "*,cronjob-controller"])
-            .err()
-            .unwrap()
-            .to_string();
+        let err = parse(&[
+            "miniplane",
+            "up",
+            "--controllers",
+            "*,bootstrap-signer-controller",
+        ])
+        .err()
+        .unwrap()
+        .to_string();
         assert!(
-            err.contains("\"cronjob-controller\" is not in the list of known controllers; the known controllers are replicaset-controller"),
+            err.contains("\"bootstrap-signer-controller\" is not in the list of known controllers; the known controllers are replicaset-controller"),
             "{err}"
         );
     }

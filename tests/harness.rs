@@ -145,14 +145,14 @@ async fn without_the_deployment_controller_a_deployment_gets_no_replicaset() {
 #[tokio::test]
 async fn unknown_controllers_fail_the_start_with_the_known_ones() {
     let err = Cluster::builder()
-        .controllers("*,-job-controller")
+        .controllers("*,-bootstrap-signer-controller")
         .try_start()
         .await
         .err()
         .unwrap()
         .to_string();
     assert!(
-        err.starts_with("controllers: \"job-controller\" is not in the list of known controllers; the known controllers are replicaset-controller, deployment-controller,"),
+        err.starts_with("controllers: \"bootstrap-signer-controller\" is not in the list of known controllers; the known controllers are replicaset-controller, deployment-controller,"),
         "{err}"
     );
 }

@@ -1,0 +1,38 @@
+//! The wiring of the controller. SKELETON: replaced by the controller.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use store::Clock;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::{Client, Informer, Recorder};
+
+/// The controller's name: the queue's and the trace's label.
+pub const NAME: &str = "daemonset";
+
+/// Build it with [`DaemonSetsController::new`] before the informers run, then run it.
+pub struct DaemonSetsController {}
+
+impl DaemonSetsController {
+    /// Wires the controller to its informers (subscribing, so call this before they run).
+    #[allow(unused_variables, clippy::too_many_arguments, reason = "skeleton")]
+    pub fn new(
+        client: Arc<dyn Client>,
+        clock: Clock,
+        recorder: Recorder,
+        daemonsets: &Informer<DaemonSet>,
+        pods: &Informer<Pod>,
+        nodes: &Informer<Node>,
+        revisions: &Informer<ControllerRevision>,
+    ) -> Self {
+        DaemonSetsController {}
+    }
+
+    /// Runs until `shutdown`.
+    pub async fn run(self, workers: usize, shutdown: CancellationToken) {
+        let _ = workers;
+        shutdown.cancelled().await;
+    }
+}

@@ -1,0 +1,38 @@
+//! The wiring of the controller. SKELETON: replaced by the controller.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use store::Clock;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::{Client, Informer, Recorder};
+
+/// The controller's name: the queue's and the trace's label.
+pub const NAME: &str = "statefulset";
+
+/// Build it with [`StatefulSetController::new`] before the informers run, then run it.
+pub struct StatefulSetController {}
+
+impl StatefulSetController {
+    /// Wires the controller to its informers (subscribing, so call this before they run).
+    #[allow(unused_variables, clippy::too_many_arguments, reason = "skeleton")]
+    pub fn new(
+        client: Arc<dyn Client>,
+        clock: Clock,
+        recorder: Recorder,
+        statefulsets: &Informer<StatefulSet>,
+        pods: &Informer<Pod>,
+        revisions: &Informer<ControllerRevision>,
+        claims: &Informer<PersistentVolumeClaim>,
+    ) -> Self {
+        StatefulSetController {}
+    }
+
+    /// Runs until `shutdown`.
+    pub async fn run(self, workers: usize, shutdown: CancellationToken) {
+        let _ = workers;
+        shutdown.cancelled().await;
+    }
+}
