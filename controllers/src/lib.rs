@@ -19,6 +19,7 @@ pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;
+pub mod history;
 pub mod job;
 pub mod nodelifecycle;
 pub mod podgc;
