@@ -394,7 +394,8 @@ pub fn start_components(
             node_names(sim.nodes),
             sim.capacity.clone(),
             informers.pods.get(),
-        );
+        )
+        .with_node_informer(informers.nodes.get());
         runs.push(Box::new(move |stop| {
             vec![tokio::spawn(kubelet.run(stop.clone()))]
         }));

@@ -12,6 +12,18 @@
 //! never flip; no images list, volumes or runtime handlers are reported. The
 //! node's "index" (used for its InternalIP and pod CIDR) is the number at the
 //! end of its name (`miniplane-worker-2` → 2), 0 when there is none.
+//!
+//! Node annotations the simulated kubelet reads (the Node's own, set with
+//! `kubectl annotate node`):
+//!
+//! | annotation | value | what the node's kubelet does |
+//! |---|---|---|
+//! | [`HEARTBEAT`] `sim.miniplane.dev/heartbeat` | `stopped` | acts as a kubelet that died: no status heartbeat, no Lease renewal, nothing done for its pods (no status writes, terminating pods are not removed) |
+//! | | absent, or any other value | runs: posts a Ready status (with `NodeReady` and the pressure Events of the conditions that changed back), renews the Lease, syncs its pods again (terminating ones are finalized and removed) |
+//!
+//! After the node lifecycle controller's grace period a stopped node is
+//! `NotReady` (conditions `Unknown`), tainted `node.kubernetes.io/unreachable`,
+//! and its pods are evicted once their toleration of that taint runs out.
 
 use std::collections::BTreeMap;
 
@@ -35,6 +47,21 @@ pub const CONTAINER_RUNTIME_VERSION: &str = "miniplane://0.1";
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 /// `leaseDurationSeconds` of a node Lease (kubelet's `nodeLeaseDurationSeconds`).
 pub const NODE_LEASE_DURATION_SECONDS: i32 = 40;
+
+/// Node annotation that stops (value [`HEARTBEAT_STOPPED`]) or resumes (absent, or any other
+/// value) the node's simulated kubelet; see the module's table.
+pub const HEARTBEAT: &str = "sim.miniplane.dev/heartbeat";
+/// The [`HEARTBEAT`] value that stops the node's kubelet.
+pub const HEARTBEAT_STOPPED: &str = "stopped";
+
+/// Whether the node's [`HEARTBEAT`] annotation stops its kubelet.
+pub fn heartbeat_stopped(node: &Node) -> bool {
+    node.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(HEARTBEAT))
+        .is_some_and(|v| v == HEARTBEAT_STOPPED)
+}
 
 /// What a simulated node offers to the scheduler, as Kubernetes quantities.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,9 +259,13 @@ pub fn start_events(name: &str, now: Timestamp) -> Vec<SimEvent> {
     ]
 }
 
-/// The node status a kubelet posts on a heartbeat: `node`'s status with every
-/// condition's `lastHeartbeatTime` set to `now` (transition times unchanged).
-/// A node without status gets the full registration status.
+/// The node status a kubelet posts on a heartbeat: `node`'s status with the
+/// four conditions the kubelet owns (Ready and the pressures) healthy again
+/// and their `lastHeartbeatTime` set to `now`. A condition whose status is
+/// already the healthy one keeps its transition time; one that is not (the
+/// node lifecycle controller set it `Unknown` while the kubelet was stopped)
+/// transitions at `now`. Other conditions are left as they are. A node
+/// without status gets the full registration status.
 pub fn heartbeat(node: &Node, now: Timestamp) -> NodeStatus {
     let Some(mut status) = node.status.clone() else {
         let name = node.metadata.name.as_deref().unwrap_or_default();
@@ -242,11 +273,49 @@ pub fn heartbeat(node: &Node, now: Timestamp) -> NodeStatus {
             .status
             .unwrap_or_default();
     };
-    let conditions = status.conditions.get_or_insert_with(|| node_conditions(now));
-    for condition in conditions.iter_mut() {
-        condition.last_heartbeat_time = Some(Time(now));
+    let conditions = status.conditions.get_or_insert_with(Vec::new);
+    for healthy in node_conditions(now) {
+        match conditions.iter_mut().find(|c| c.type_ == healthy.type_) {
+            Some(c) if c.status == healthy.status => {
+                c.reason = healthy.reason;
+                c.message = healthy.message;
+                c.last_heartbeat_time = Some(Time(now));
+            }
+            Some(c) => *c = healthy,
+            None => conditions.push(healthy),
+        }
     }
     status
+}
+
+/// The Events the kubelet's condition setters (`pkg/kubelet/nodestatus/setters.go`) record when
+/// a heartbeat changes a condition's status, as [`heartbeat`] does after a stop: `NodeReady` for
+/// Ready, `NodeHasSufficientMemory`, `NodeHasNoDiskPressure`, `NodeHasSufficientPID` for the
+/// pressures; "Node <name> status is now: <reason>".
+pub fn status_change_events(name: &str, before: &Node, after: &NodeStatus, now: Timestamp) -> Vec<SimEvent> {
+    let status_of = |conditions: Option<&Vec<NodeCondition>>, type_: &str| {
+        conditions
+            .and_then(|cs| cs.iter().find(|c| c.type_ == type_))
+            .map(|c| c.status.clone())
+    };
+    let old = before.status.as_ref().and_then(|s| s.conditions.as_ref());
+    let new = after.conditions.as_ref();
+    [
+        ("MemoryPressure", "NodeHasSufficientMemory"),
+        ("DiskPressure", "NodeHasNoDiskPressure"),
+        ("PIDPressure", "NodeHasSufficientPID"),
+        ("Ready", "NodeReady"),
+    ]
+    .into_iter()
+    .filter(|(type_, _)| status_of(old, type_) != status_of(new, type_))
+    .map(|(_, reason)| SimEvent {
+        type_: EventType::Normal,
+        reason: reason.into(),
+        message: format!("Node {name} status is now: {reason}"),
+        field_path: None,
+        at: now,
+    })
+    .collect()
 }
 
 /// The node's Lease in `kube-node-lease`, renewed at `now`. `node_uid` makes the
@@ -382,6 +451,50 @@ mod tests {
             assert_eq!(condition.last_heartbeat_time, Some(Time(later)));
             assert_eq!(condition.last_transition_time, Some(Time(t0())));
         }
+    }
+
+    #[test]
+    fn a_heartbeat_after_a_stop_makes_the_conditions_healthy_again() {
+        let mut node = node_object("n", &Capacity::default(), t0());
+        for c in node.status.as_mut().unwrap().conditions.as_mut().unwrap() {
+            c.status = "Unknown".into();
+            c.reason = Some("NodeStatusUnknown".into());
+        }
+        let later = t0() + jiff::SignedDuration::from_secs(400);
+        let status = heartbeat(&node, later);
+        for c in status.conditions.as_ref().unwrap() {
+            let healthy = if c.type_ == "Ready" { "True" } else { "False" };
+            assert_eq!(c.status, healthy, "{}", c.type_);
+            assert_eq!(c.last_transition_time, Some(Time(later)));
+            assert_ne!(c.reason.as_deref(), Some("NodeStatusUnknown"));
+        }
+        let events = status_change_events("n", &node, &status, later);
+        let reasons: Vec<&str> = events.iter().map(|e| e.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "NodeHasSufficientMemory",
+                "NodeHasNoDiskPressure",
+                "NodeHasSufficientPID",
+                "NodeReady"
+            ]
+        );
+        assert_eq!(events[3].message, "Node n status is now: NodeReady");
+        // A healthy node's heartbeat changes no status: no Events.
+        let healthy = node_object("n", &Capacity::default(), t0());
+        assert!(status_change_events("n", &healthy, &heartbeat(&healthy, later), later).is_empty());
+    }
+
+    #[test]
+    fn only_the_stopped_value_stops_the_heartbeat() {
+        let mut node = node_object("n", &Capacity::default(), t0());
+        assert!(!heartbeat_stopped(&node));
+        let annotations = node.metadata.annotations.get_or_insert_with(BTreeMap::new);
+        annotations.insert(HEARTBEAT.into(), "running".into());
+        assert!(!heartbeat_stopped(&node));
+        let annotations = node.metadata.annotations.get_or_insert_with(BTreeMap::new);
+        annotations.insert(HEARTBEAT.into(), HEARTBEAT_STOPPED.into());
+        assert!(heartbeat_stopped(&node));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //!               record the Node's start Events (in `default`, as for every cluster-scoped object)
 //! every 10 s:   for each node: Node status heartbeat, Lease renewTime
 //! pod informer ── pod bound to one of our nodes ──▶ queue (key namespace/name)
+//! node informer ── our node's `sim.miniplane.dev/heartbeat` turned `stopped` ──▶ node stopped
+//!               ── annotation gone (or another value) on a stopped node ──▶ heartbeat now,
+//!                  queue every pod bound to the node
+//! stopped node: no heartbeat, no Lease renewal, its pods' syncs do nothing
 //! worker: not started and a PersistentVolumeClaim not bound yet → look again in 1 s
 //!         step = lifecycle::next(pod, Behaviour::for_pod(pod, seed), now)
 //!         write step.status (status subresource), record step.events,
@@ -21,7 +25,11 @@
 //!         look again after step.requeue_after
 //! ```
 //!
-//! One `Kubelet` serves several nodes, as if each had its own kubelet.
+//! One `Kubelet` serves several nodes, as if each had its own kubelet. Each
+//! node's kubelet can be stopped and started again with the Node annotation
+//! [`crate::node::HEARTBEAT`] (see [`crate::node`]); without the node informer
+//! ([`Kubelet::with_node_informer`]) the annotation is still read on every
+//! heartbeat's GET of the Node, one heartbeat period late.
 //!
 //! Simplified: the node status is written on every heartbeat (upstream
 //! skips unchanged statuses until `nodeStatusReportFrequency`); a Node
@@ -33,9 +41,10 @@
 //! through the kubelet.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use controllers::runtime::informer::NODE_INDEX;
 use controllers::runtime::{
     Action, BoxFuture, Change, Client, ClientError, ClientResult, DeleteParams, Informer, ObjectRef,
     ReconcileError, Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, clock_now, run_workers,
@@ -50,7 +59,8 @@ use tokio_util::sync::CancellationToken;
 use crate::behaviour::Behaviour;
 use crate::lifecycle::{self, SimEvent};
 use crate::node::{
-    Capacity, NODE_LEASE_NAMESPACE, heartbeat, lease_object, node_object, renew_lease, start_events,
+    Capacity, NODE_LEASE_NAMESPACE, heartbeat, heartbeat_stopped, lease_object, node_object, renew_lease,
+    start_events, status_change_events,
 };
 use crate::status_cache::WrittenStatuses;
 
@@ -63,9 +73,10 @@ pub const HEARTBEAT_PERIOD: Duration = Duration::from_secs(10);
 /// The heartbeat period in simulated time: [`HEARTBEAT_PERIOD`], but never
 /// more often than once per real second. At `--time-scale 1000` ten
 /// simulated seconds are 10 ms, and every node writing its status and Lease
-/// a hundred times a second would crowd out everything else; nothing in
-/// miniplane reads a Lease's age yet, so a sparser heartbeat changes nothing
-/// a user sees.
+/// a hundred times a second would crowd out everything else. The node
+/// lifecycle controller, which reads the Lease's and the status's age, widens
+/// its grace period at high time scales to match (at least five real seconds,
+/// five of these heartbeats; `controllers::nodelifecycle`).
 pub fn heartbeat_period(clock: &Clock) -> Duration {
     HEARTBEAT_PERIOD.max(Duration::from_secs(1).mul_f64(clock.scale()))
 }
@@ -81,6 +92,8 @@ const VOLUME_RETRY: Duration = Duration::from_secs(1);
 pub struct Kubelet {
     core: Arc<Core>,
     pod_changes: UnboundedReceiver<Change<Pod>>,
+    /// Changes of the Nodes, when built [`Kubelet::with_node_informer`].
+    node_changes: Option<UnboundedReceiver<Change<Node>>>,
 }
 
 /// What the worker, the heartbeat and the event handler share.
@@ -100,6 +113,10 @@ struct Core {
     /// Statuses written that the informer has not shown yet.
     written: WrittenStatuses,
     queue: WorkQueue<String>,
+    /// The nodes whose kubelet is stopped (annotation [`crate::node::HEARTBEAT`]). A std mutex:
+    /// held for one set operation, never across an `.await`; written by the heartbeats, the
+    /// registration and the node handler, read by the pod syncs.
+    stopped: Mutex<BTreeSet<String>>,
 }
 
 impl Kubelet {
@@ -134,24 +151,44 @@ impl Kubelet {
             recorders,
             pod_store: pods.store(),
             written: WrittenStatuses::default(),
+            stopped: Mutex::new(BTreeSet::new()),
         };
         Kubelet {
             core: Arc::new(core),
             pod_changes: pods.subscribe(),
+            node_changes: None,
         }
+    }
+
+    /// Also watches the Nodes (subscribing to `nodes`, which must not be running yet), so that a
+    /// change of a node's [`crate::node::HEARTBEAT`] annotation stops or resumes its kubelet at
+    /// once rather than at the next heartbeat.
+    pub fn with_node_informer(mut self, nodes: &Informer<Node>) -> Self {
+        self.node_changes = Some(nodes.subscribe());
+        self
     }
 
     /// Registers the nodes, then heartbeats and syncs pods until `shutdown`.
     pub async fn run(self, shutdown: CancellationToken) {
-        let Kubelet { core, pod_changes } = self;
+        let Kubelet {
+            core,
+            pod_changes,
+            node_changes,
+        } = self;
         let handler = tokio::spawn(handle_pod_changes(core.clone(), pod_changes, shutdown.clone()));
         tokio::select! {
             _ = shutdown.cancelled() => {}
             _ = core.register_all(&shutdown) => {
+                let nodes = node_changes.map(|changes| {
+                    tokio::spawn(handle_node_changes(core.clone(), changes, shutdown.clone()))
+                });
                 let heartbeats = tokio::spawn(core.clone().heartbeat_loop(shutdown.clone()));
                 core.pod_store.wait_synced().await;
                 run_workers(core.queue.clone(), core.clone(), WORKERS, shutdown.clone()).await;
                 let _ = heartbeats.await;
+                if let Some(nodes) = nodes {
+                    let _ = nodes.await;
+                }
             }
         }
         let _ = handler.await;
@@ -172,6 +209,39 @@ async fn handle_pod_changes(
         match change {
             Some(Change::Added(pod)) | Some(Change::Updated { new: pod, .. }) => core.on_pod(&pod),
             // The final delete was ours, or someone force-deleted the pod.
+            Some(Change::Deleted(_)) => {}
+            None => return,
+        }
+    }
+}
+
+/// Stops or resumes a node's kubelet when its [`crate::node::HEARTBEAT`] annotation changes.
+/// Started once the nodes are registered, so the first changes it reads (the informer's initial
+/// list) find the stopped set already filled by the registration.
+async fn handle_node_changes(
+    core: Arc<Core>,
+    mut nodes: UnboundedReceiver<Change<Node>>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let change = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            change = nodes.recv() => change,
+        };
+        match change {
+            Some(Change::Added(node)) | Some(Change::Updated { new: node, .. }) => {
+                let name = node.metadata.name.as_deref().unwrap_or_default();
+                if !core.node_names.contains(name) {
+                    continue;
+                }
+                if heartbeat_stopped(&node) {
+                    core.set_stopped(name, true);
+                } else if core.is_stopped(name)
+                    && let Err(e) = core.heartbeat(name).await
+                {
+                    tracing::warn!(node = %name, "resuming the node's heartbeat failed: {e}");
+                }
+            }
             Some(Change::Deleted(_)) => {}
             None => return,
         }
@@ -199,6 +269,37 @@ fn found<T>(result: ClientResult<T>) -> ClientResult<Option<T>> {
 }
 
 impl Core {
+    fn stopped(&self) -> MutexGuard<'_, BTreeSet<String>> {
+        // Each holder leaves the set consistent, so a poisoned lock is usable.
+        self.stopped.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the kubelet of node `name` is stopped.
+    fn is_stopped(&self, name: &str) -> bool {
+        self.stopped().contains(name)
+    }
+
+    /// Marks node `name`'s kubelet stopped or running; returns whether it was stopped before.
+    fn set_stopped(&self, name: &str, stopped: bool) -> bool {
+        let mut set = self.stopped();
+        let was = set.contains(name);
+        if stopped && !was {
+            tracing::info!(node = %name, "the node's kubelet stops (annotation sim.miniplane.dev/heartbeat)");
+            set.insert(name.to_owned());
+        } else if !stopped && was {
+            tracing::info!(node = %name, "the node's kubelet resumes");
+            set.remove(name);
+        }
+        was
+    }
+
+    /// Queues every pod bound to node `name` (a resumed kubelet syncs them all).
+    fn enqueue_pods_of(&self, name: &str) {
+        for pod in self.pod_store.by_index(NODE_INDEX, name) {
+            self.queue.add(controllers::runtime::key_of(&pod.metadata));
+        }
+    }
+
     fn on_pod(&self, pod: &Pod) {
         if node_name(pod).is_some_and(|n| self.node_names.contains(n)) {
             self.queue.add(controllers::runtime::key_of(&pod.metadata));
@@ -254,11 +355,16 @@ impl Core {
             Err(e) if e.is_already_exists() => self.refresh_node(&fresh).await?,
             Err(e) => return Err(e),
         };
+        if heartbeat_stopped(&node) {
+            self.set_stopped(name, true);
+            return Ok(());
+        }
         self.renew_lease(name, node.metadata.uid.as_deref()).await
     }
 
     /// A restart: keep the live Node (its spec may carry taints or
-    /// `unschedulable`), add our labels, and post a fresh status.
+    /// `unschedulable`), add our labels, and post a fresh status, unless the
+    /// node's kubelet is stopped ([`crate::node::HEARTBEAT`]).
     async fn refresh_node(&self, fresh: &Node) -> ClientResult<Node> {
         let name = fresh.metadata.name.as_deref().unwrap_or_default();
         let mut live = self.nodes.get(None, name).await?;
@@ -267,6 +373,9 @@ impl Core {
         if live.metadata.labels.as_ref() != Some(&labels) {
             live.metadata.labels = Some(labels);
             live = self.nodes.update(&live).await?;
+        }
+        if heartbeat_stopped(&live) {
+            return Ok(live);
         }
         live.status = fresh.status.clone();
         self.nodes.update_status(&live).await
@@ -302,15 +411,29 @@ impl Core {
         }
     }
 
-    /// One heartbeat of one node (upstream `tryUpdateNodeStatus` + lease renew).
+    /// One heartbeat of one node (upstream `tryUpdateNodeStatus` + lease renew): nothing when
+    /// the node's kubelet is stopped; the first after a stop also records the Events of the
+    /// conditions that became healthy again and queues the node's pods.
     async fn heartbeat(&self, name: &str) -> ClientResult<()> {
         let Some(mut node) = found(self.nodes.get(None, name).await)? else {
             tracing::warn!(node = %name, "the Node is gone; not registering it again");
             return Ok(());
         };
-        node.status = Some(heartbeat(&node, now(&self.clock)));
+        if heartbeat_stopped(&node) {
+            self.set_stopped(name, true);
+            return Ok(());
+        }
+        let now = now(&self.clock);
+        let status = heartbeat(&node, now);
+        let events = status_change_events(name, &node, &status, now);
+        node.status = Some(status);
         let node = self.nodes.update_status(&node).await?;
-        self.renew_lease(name, node.metadata.uid.as_deref()).await
+        self.record_node(name, &events);
+        self.renew_lease(name, node.metadata.uid.as_deref()).await?;
+        if self.set_stopped(name, false) {
+            self.enqueue_pods_of(name);
+        }
+        Ok(())
     }
 
     // -- pods -----------------------------------------------------------------
@@ -325,6 +448,10 @@ impl Core {
         let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
             return Ok(Action::Done);
         };
+        if self.is_stopped(node) {
+            // A dead kubelet does nothing for its pods; a resumed one queues them all again.
+            return Ok(Action::Done);
+        }
         let started = pod.status.as_ref().is_some_and(|s| s.start_time.is_some());
         if !started && pod.metadata.deletion_timestamp.is_none() && !self.claims_bound(&pod).await? {
             // The volume manager waits until every claim of the pod is bound
