@@ -1,0 +1,169 @@
+//! The pod garbage collector, end to end: the real `kubectl` against an in-process miniplane
+//! whose one clock runs [`SCALE`] times faster than real time (3 simulated nodes, controllers,
+//! scheduler and kubelet; nothing mocked).
+//!
+//! Covered: `kubectl delete node` of a node with running pods → after the 40 s quarantine the
+//! pod GC marks them Failed with `DisruptionTarget` / `DeletionByPodGC` and deletes them, and
+//! their ReplicaSet replaces them on the other nodes (the example
+//! `examples/workloads/replicaset-node-deleted.yaml`).
+//!
+//! Not covered here: the terminated-pod threshold. The cluster starts the controller with
+//! kube-controller-manager's default (12500 terminated pods) and `SimConfig` has no setting for
+//! it, so the threshold is tested at the controller level
+//! (`controllers/src/podgc/tests/controller.rs`, on paused time, with a threshold of 2).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::SystemTime;
+
+use apiserver::api::{ListOptions, WatchEvent, WatchOptions};
+use e2e::{Cluster, Config, PATIENCE};
+use miniplane::cluster::SimConfig;
+use serde_json::Value;
+use store::Clock;
+
+/// Simulated seconds per real second.
+const SCALE: f64 = 40.0;
+const EXAMPLE: &str = include_str!("../../examples/workloads/replicaset-node-deleted.yaml");
+const VICTIM_NODE: &str = "miniplane-worker-3";
+
+async fn cluster() -> Cluster {
+    Cluster::start_with(Config {
+        clock: Clock::scaled(SCALE),
+        sim: Some(SimConfig {
+            nodes: 3,
+            ..SimConfig::default()
+        }),
+        ..Config::ephemeral()
+    })
+    .await
+}
+
+fn name(o: &Value) -> String {
+    o["metadata"]["name"].as_str().unwrap_or_default().to_string()
+}
+
+fn node_of(o: &Value) -> &str {
+    o["spec"]["nodeName"].as_str().unwrap_or_default()
+}
+
+fn items(v: &Value) -> Vec<Value> {
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+/// The server's clock now, as seconds since the epoch.
+fn now_secs(c: &Cluster) -> f64 {
+    let now = c.server().api().clock().now();
+    now.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
+/// An RFC 3339 timestamp as seconds since the epoch.
+fn secs_of(ts: &str) -> f64 {
+    let t: k8s_openapi::jiff::Timestamp = ts.parse().unwrap_or_else(|e| panic!("{ts:?}: {e}"));
+    t.as_millisecond() as f64 / 1000.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_elsewhere() {
+    let mut c = cluster().await;
+    let applied = c.run_with_yaml(&["apply"], EXAMPLE).await;
+    assert!(applied.success, "{}", applied.stderr);
+    let running = c
+        .eventually_json(&["get", "pods", "-l", "app=survivor"], "6 running pods", |v| {
+            let pods = items(v);
+            pods.len() == 6 && pods.iter().all(|p| p["status"]["phase"] == "Running")
+        })
+        .await;
+    let victims: BTreeSet<String> = items(&running)
+        .iter()
+        .filter(|p| node_of(p) == VICTIM_NODE)
+        .map(name)
+        .collect();
+    assert!(
+        !victims.is_empty(),
+        "the scheduler spreads the pods over every node"
+    );
+
+    // Watch the pods through the server from here on, to see each victim's last state.
+    let api = c.server().api().clone();
+    let pods = api.resource("", "v1", "pods").expect("pods are served");
+    let listed = api
+        .list(&pods, Some("default"), &ListOptions::default())
+        .expect("list");
+    let opts = WatchOptions {
+        resource_version: Some(listed.resource_version),
+        ..Default::default()
+    };
+    let mut events = api.watch(&pods, Some("default"), &opts).expect("watch");
+
+    let deleted_at = now_secs(&c);
+    c.ok(&["delete", "node", VICTIM_NODE]).await;
+
+    let mut last_state = BTreeMap::new();
+    let collected = tokio::time::timeout(PATIENCE, async {
+        while last_state.len() < victims.len() {
+            match events.recv().await {
+                Some(WatchEvent::Deleted(o)) if victims.contains(&name(&o)) => {
+                    last_state.insert(name(&o), o);
+                }
+                Some(_) => {}
+                None => panic!("the watch ended"),
+            }
+        }
+    })
+    .await;
+    assert!(
+        collected.is_ok(),
+        "victims deleted: {:?} of {victims:?}",
+        last_state.keys()
+    );
+
+    for (pod, o) in &last_state {
+        assert_eq!(
+            o["status"]["phase"], "Failed",
+            "{pod} was marked Failed first: {o:#}"
+        );
+        let conditions = o["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        let target = conditions
+            .iter()
+            .find(|c| c["type"] == "DisruptionTarget")
+            .unwrap_or_else(|| panic!("{pod} has a DisruptionTarget condition: {o:#}"));
+        assert_eq!(target["status"], "True");
+        assert_eq!(target["reason"], "DeletionByPodGC");
+        assert_eq!(target["message"], "PodGC: node no longer exists");
+        // Marked by the pass after the quarantine: 40 s of simulated time after the node went
+        // (the timestamp is rounded down to the second), at most a period of 20 s later.
+        let after = secs_of(target["lastTransitionTime"].as_str().unwrap()) - deleted_at;
+        assert!(
+            after >= 39.0,
+            "{pod} collected {after:.1} s after the node was deleted: quarantined"
+        );
+        assert!(
+            after <= 90.0,
+            "{pod} collected {after:.1} s after the node was deleted"
+        );
+    }
+
+    let replaced = c
+        .eventually_json(
+            &["get", "pods", "-l", "app=survivor"],
+            "6 pods on the other nodes",
+            |v| {
+                let pods = items(v);
+                pods.len() == 6
+                    && pods.iter().all(|p| {
+                        p["status"]["phase"] == "Running"
+                            && node_of(p) != VICTIM_NODE
+                            && !victims.contains(&name(p))
+                    })
+            },
+        )
+        .await;
+    let on: BTreeSet<String> = items(&replaced).iter().map(|p| node_of(p).to_string()).collect();
+    assert_eq!(
+        on,
+        BTreeSet::from(["miniplane-worker-1".to_string(), "miniplane-worker-2".to_string()])
+    );
+    let left = c.ok(&["get", "nodes", "-o", "name"]).await;
+    assert!(!left.contains(VICTIM_NODE), "{left}");
+    c.stop().await;
+}
