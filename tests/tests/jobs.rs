@@ -26,6 +26,7 @@ use std::time::Duration;
 use apiserver::Api;
 use apiserver::api::{ListOptions, WatchEvent, WatchOptions};
 use e2e::{Cluster, Config};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use miniplane::cluster::SimConfig;
 use serde_json::Value;
 use store::Clock;
@@ -111,10 +112,9 @@ fn condition<'a>(job: &'a Value, type_: &str) -> Option<&'a Value> {
         .find(|c| c["type"] == type_)
 }
 
-fn time(v: &Value) -> jiff::Timestamp {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not a timestamp: {v}"))
+/// A timestamp field (`.0` is the instant).
+fn time(v: &Value) -> Time {
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("not a timestamp: {v}: {e}"))
 }
 
 /// Polls `probe` every simulated half second until it yields a value.
@@ -253,8 +253,8 @@ async fn a_parallel_job_never_runs_more_than_parallelism_pods_and_completes() {
         assert_eq!(cond["reason"], "CompletionsReached");
         assert_eq!(cond["message"], "Reached expected number of succeeded pods");
     }
-    let completion = time(&status["completionTime"]);
-    assert!(completion >= time(&status["startTime"]));
+    let completion = time(&status["completionTime"]).0;
+    assert!(completion >= time(&status["startTime"]).0);
 
     // Every pod finished: the controller removed every tracking finalizer.
     eventually(&c, "no pod keeps the tracking finalizer", |api| {
@@ -355,12 +355,13 @@ spec:
 
     let mut pods = pods_of(api, "flaky");
     assert_eq!(pods.len(), 4, "no pod after the limit");
-    pods.sort_by_key(|p| time(&p["metadata"]["creationTimestamp"]));
+    pods.sort_by_key(|p| time(&p["metadata"]["creationTimestamp"]).0);
     // Between one pod's failure and the next pod: 10 s, 20 s, 40 s (timestamps have whole seconds,
     // and a sync waits up to a second for more events: a few seconds of slack).
     for (n, pair) in pods.windows(2).enumerate() {
-        let finished = time(&pair[0]["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"]);
-        let next = time(&pair[1]["metadata"]["creationTimestamp"]);
+        let finished =
+            time(&pair[0]["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"]).0;
+        let next = time(&pair[1]["metadata"]["creationTimestamp"]).0;
         let gap = next.duration_since(finished).as_secs_f64();
         let want = 10.0 * f64::from(1 << n);
         assert!(
@@ -435,7 +436,9 @@ spec:
     let failed = condition(&j, "Failed").expect("Failed");
     assert_eq!(failed["reason"], "DeadlineExceeded");
     assert_eq!(failed["message"], "Job was active longer than specified deadline");
-    let took = time(&failed["lastTransitionTime"]).duration_since(time(&j["status"]["startTime"]));
+    let took = time(&failed["lastTransitionTime"])
+        .0
+        .duration_since(time(&j["status"]["startTime"]).0);
     assert!(took.as_secs_f64() >= 8.0, "failed after {took:?}, deadline 8 s");
     assert_eq!(j["status"]["failed"], 2, "the two running pods count as failed");
     eventually(&c, "the deleted pods gone", |api| {
@@ -504,7 +507,7 @@ spec:
         (&resumed["status"], &resumed["reason"]),
         (&"False".into(), &"JobResumed".into())
     );
-    let first_start = time(&j["status"]["startTime"]);
+    let first_start = time(&j["status"]["startTime"]).0;
 
     // Suspending a running Job deletes its pods, without counting them as failed.
     c.ok(&["patch", "job", "later", "-p", r#"{"spec":{"suspend":true}}"#])
@@ -527,7 +530,7 @@ spec:
     })
     .await;
     assert!(
-        time(&j["status"]["startTime"]) > first_start,
+        time(&j["status"]["startTime"]).0 > first_start,
         "a resume restarts startTime"
     );
     assert_eq!(events(&c, "later", "Suspended").await, ["Job suspended"]);
