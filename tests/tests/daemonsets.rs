@@ -323,6 +323,13 @@ async fn surge_update_keeps_every_node_available_and_rolls_back() {
         .ok(&["get", "controllerrevisions", "-l", "app=node-agent", "-o", "name"])
         .await;
     assert_eq!(revs.lines().count(), 2, "{revs}");
+    let detail = c
+        .ok(&["rollout", "history", "daemonset/node-agent", "--revision=2"])
+        .await;
+    assert!(
+        detail.contains("busybox:1.37") && detail.contains("app=node-agent"),
+        "{detail}"
+    );
     let out = c.ok(&["rollout", "undo", "daemonset/node-agent"]).await;
     assert!(out.contains("daemonset.apps/node-agent rolled back"), "{out}");
     rollout_status(&c, "node-agent").await;
