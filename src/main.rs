@@ -1,5 +1,8 @@
 //! The `miniplane` command line. Everything it runs lives in the library
 //! (`miniplane::Server`); this file only parses flags and waits for a signal.
+//! `miniplane node` ([`node_cli`]) is a client of a running miniplane.
+
+mod node_cli;
 
 use std::path::PathBuf;
 
@@ -21,6 +24,9 @@ struct Cli {
 enum Command {
     /// Run the control plane until SIGINT/SIGTERM.
     Up(UpArgs),
+    /// Stop or start a simulated node's heartbeat on a running miniplane,
+    /// or list the nodes.
+    Node(node_cli::NodeArgs),
 }
 
 #[derive(clap::Args)]
@@ -127,7 +133,19 @@ fn default_data_dir() -> PathBuf {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let Command::Up(args) = cli.command;
+    let args = match cli.command {
+        Command::Up(args) => args,
+        Command::Node(args) => {
+            // Already worded as kubectl's errors, with no `error:` prefix added.
+            return match node_cli::run(args, default_data_dir()).await {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e:#}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+    };
     init_logging(args.trace.is_some());
     // A refusal is one line a person can act on: the error and its causes,
     // never a backtrace (which `RUST_BACKTRACE=1` would add to an error
@@ -233,14 +251,22 @@ async fn wait_for_signal() -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cli, Command, parse_duration};
+    use super::{Cli, Command, UpArgs, parse_duration};
     use clap::Parser;
     use std::time::Duration;
+
+    /// The `up` arguments of a command line that must be `miniplane up ...`.
+    fn up_args(cli: Cli) -> UpArgs {
+        match cli.command {
+            Command::Up(args) => args,
+            Command::Node(_) => panic!("not `miniplane up`"),
+        }
+    }
 
     #[test]
     fn in_flight_caps_default_to_kube_apiservers() {
         let caps = |argv: &[&str]| {
-            let Command::Up(args) = Cli::try_parse_from(argv).unwrap().command;
+            let args = up_args(Cli::try_parse_from(argv).unwrap());
             (args.max_requests_inflight, args.max_mutating_requests_inflight)
         };
         assert_eq!(caps(&["miniplane", "up"]), (400, 200));
@@ -259,12 +285,7 @@ mod tests {
 
     #[test]
     fn controllers_flag_takes_kube_controller_managers_syntax() {
-        let parse = |argv: &[&str]| {
-            Cli::try_parse_from(argv).map(|cli| {
-                let Command::Up(args) = cli.command;
-                args.controllers.names()
-            })
-        };
+        let parse = |argv: &[&str]| Cli::try_parse_from(argv).map(|cli| up_args(cli).controllers.names());
         assert_eq!(parse(&["miniplane", "up"]).unwrap().len(), 20);
         let some = parse(&[
             "miniplane",
@@ -295,6 +316,36 @@ mod tests {
         let parsed = Cli::try_parse_from(["miniplane", "up", "--in-memory", "--data-dir", "/tmp/x"]);
         assert!(parsed.is_err());
         assert!(Cli::try_parse_from(["miniplane", "up", "--in-memory"]).is_ok());
+    }
+
+    #[test]
+    fn node_takes_stop_start_and_list_with_a_kubeconfig_anywhere() {
+        use super::node_cli::NodeCommand;
+        let parse = |argv: &[&str]| match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Node(args)) => Ok((args.command, args.kubeconfig)),
+            Ok(Command::Up(_)) => panic!("parsed as up"),
+            Err(e) => Err(e.to_string()),
+        };
+        let Ok((NodeCommand::Stop { name }, None)) =
+            parse(&["miniplane", "node", "stop", "miniplane-worker-2"])
+        else {
+            panic!("node stop NAME");
+        };
+        assert_eq!(name, "miniplane-worker-2");
+        let Ok((NodeCommand::Start { name }, Some(path))) =
+            parse(&["miniplane", "node", "--kubeconfig", "/k", "start", "w"])
+        else {
+            panic!("node --kubeconfig PATH start NAME");
+        };
+        assert_eq!((name.as_str(), path.to_str()), ("w", Some("/k")));
+        assert!(matches!(
+            parse(&["miniplane", "node", "list", "--kubeconfig", "/k"]),
+            Ok((NodeCommand::List, Some(_)))
+        ));
+        assert!(
+            parse(&["miniplane", "node", "stop"]).is_err(),
+            "a name is required"
+        );
     }
 
     #[test]
