@@ -562,3 +562,6 @@ impl Reconciler for Core {
         Box::pin(async move { self.sync_pod(&key).await })
     }
 }
+
+#[cfg(test)]
+mod stop_start_tests;
