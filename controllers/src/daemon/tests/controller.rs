@@ -444,3 +444,39 @@ fn names(pods: &[Pod]) -> Vec<String> {
     n.sort();
     n
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_revision_name_collision_raises_collision_count() {
+    let mut c = Cluster::new().await;
+    c.node("n1", json!({})).await;
+    c.ds.create(NS, &daemon_set(json!({}))).await.unwrap();
+    // Someone else's revision already has the name the template hashes to.
+    let ds = c.get_ds().await;
+    let taken = format!("agent-{}", crate::daemon::history::template_hash(&ds));
+    let squatter: ControllerRevision = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": taken, "namespace": "default", "labels": {"app": "other"}},
+        "data": {"spec": {"template": {"$patch": "replace"}}},
+        "revision": 1,
+    }))
+    .unwrap();
+    c.revisions.create(NS, &squatter).await.unwrap();
+    c.start();
+
+    let pods = c.wait_for_placement(&["n1"]).await;
+    let ds = c.get_ds().await;
+    assert_eq!(ds.status.as_ref().and_then(|s| s.collision_count), Some(1));
+    let ours: Vec<ControllerRevision> = c
+        .revisions()
+        .await
+        .into_iter()
+        .filter(|r| r.metadata.name.as_deref() != Some(taken.as_str()))
+        .collect();
+    assert_eq!(ours.len(), 1);
+    assert_eq!(hash_label(&ours[0].metadata), hash_label(&pods[0].metadata));
+    assert_eq!(
+        ours[0].metadata.name.as_deref(),
+        Some(format!("agent-{}", crate::daemon::history::template_hash(&ds)).as_str())
+    );
+    c.stop().await;
+}
