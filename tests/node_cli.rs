@@ -81,8 +81,10 @@ fn taint_keys(node: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Polls `kubectl get node` until `check` holds, for up to [`PATIENCE`] of real time.
+/// Polls `kubectl get node` until `check` holds, for up to [`PATIENCE`] of real time (waiting
+/// on the cluster's `clock` between polls).
 async fn eventually_node(
+    clock: &store::Clock,
     kubeconfig: &Path,
     cache: &Path,
     what: &str,
@@ -94,7 +96,9 @@ async fn eventually_node(
             if check(&node) {
                 return node;
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            clock
+                .sleep(Duration::from_millis(200).mul_f64(clock.scale()))
+                .await;
         }
     });
     polled
@@ -107,9 +111,13 @@ async fn stop_makes_a_node_not_ready_and_start_brings_it_back() {
     let cluster = Cluster::builder().time_scale(SCALE).serve().start().await;
     let kubeconfig = cluster.kubeconfig().to_path_buf();
     let cache = tempfile::tempdir().unwrap();
-    let ready = eventually_node(&kubeconfig, cache.path(), "the node Ready", |n| {
-        ready_status(n) == "True"
-    })
+    let ready = eventually_node(
+        cluster.clock(),
+        &kubeconfig,
+        cache.path(),
+        "the node Ready",
+        |n| ready_status(n) == "True",
+    )
     .await;
     assert!(ready["metadata"]["annotations"][ANNOTATION].is_null());
 
@@ -132,9 +140,13 @@ async fn stop_makes_a_node_not_ready_and_start_brings_it_back() {
     );
 
     // The Lease goes stale: the node lifecycle controller marks the node Unknown and taints it.
-    let silent = eventually_node(&kubeconfig, cache.path(), "the node NotReady", |n| {
-        ready_status(n) == "Unknown"
-    })
+    let silent = eventually_node(
+        cluster.clock(),
+        &kubeconfig,
+        cache.path(),
+        "the node NotReady",
+        |n| ready_status(n) == "Unknown",
+    )
     .await;
     assert!(
         taint_keys(&silent).contains(&"node.kubernetes.io/unreachable".to_string()),
@@ -150,9 +162,16 @@ async fn stop_makes_a_node_not_ready_and_start_brings_it_back() {
 
     let out = node_ok(&kubeconfig, &["start", NODE]).await;
     assert_eq!(out, "node/miniplane-worker-2 heartbeat started\n");
-    let back = eventually_node(&kubeconfig, cache.path(), "the node Ready again", |n| {
-        ready_status(n) == "True" && !taint_keys(n).contains(&"node.kubernetes.io/unreachable".to_string())
-    })
+    let back = eventually_node(
+        cluster.clock(),
+        &kubeconfig,
+        cache.path(),
+        "the node Ready again",
+        |n| {
+            ready_status(n) == "True"
+                && !taint_keys(n).contains(&"node.kubernetes.io/unreachable".to_string())
+        },
+    )
     .await;
     assert!(
         back["metadata"]["annotations"][ANNOTATION].is_null(),
