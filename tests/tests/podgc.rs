@@ -2,10 +2,17 @@
 //! whose one clock runs [`SCALE`] times faster than real time (3 simulated nodes, controllers,
 //! scheduler and kubelet; nothing mocked).
 //!
-//! Covered: `kubectl delete node` of a node with running pods → after the 40 s quarantine the
-//! pod GC marks them Failed with `DisruptionTarget` / `DeletionByPodGC` and deletes them, and
-//! their ReplicaSet replaces them on the other nodes (the example
-//! `examples/workloads/replicaset-node-deleted.yaml`).
+//! Covered:
+//! * `kubectl delete node` of a node with running pods → after the 40 s quarantine the pod GC
+//!   marks them Failed with `DisruptionTarget` / `DeletionByPodGC` and deletes them, and their
+//!   ReplicaSet replaces them on the other nodes (the example
+//!   `examples/workloads/replicaset-node-deleted.yaml`);
+//! * non-graceful node shutdown: a stopped kubelet (`sim.miniplane.dev/heartbeat: stopped`), the
+//!   node NotReady, `kubectl taint ... node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`
+//!   → the taint eviction controller deletes the pods, they stay Terminating, and the pod GC
+//!   force-deletes them (marked Failed first).
+//!
+//! Both fail with `--controllers=*,-podgc` (checked by hand): nothing else removes these pods.
 //!
 //! Not covered here: the terminated-pod threshold. The cluster starts the controller with
 //! kube-controller-manager's default (12500 terminated pods) and `SimConfig` has no setting for
@@ -15,7 +22,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
 
-use apiserver::api::{ListOptions, WatchEvent, WatchOptions};
+use apiserver::api::{ListOptions, WatchEvent, WatchOptions, WatchStream};
 use e2e::{Cluster, Config, PATIENCE};
 use miniplane::cluster::SimConfig;
 use serde_json::Value;
@@ -62,9 +69,9 @@ fn secs_of(ts: &str) -> f64 {
     t.as_millisecond() as f64 / 1000.0
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_elsewhere() {
-    let mut c = cluster().await;
+/// Applies the example and waits until its 6 pods run; returns the names of those on `node`
+/// (at least one: the scheduler spreads them over every node).
+async fn six_pods_running(c: &Cluster, node: &str) -> BTreeSet<String> {
     let applied = c.run_with_yaml(&["apply"], EXAMPLE).await;
     assert!(applied.success, "{}", applied.stderr);
     let running = c
@@ -73,17 +80,20 @@ async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_
             pods.len() == 6 && pods.iter().all(|p| p["status"]["phase"] == "Running")
         })
         .await;
-    let victims: BTreeSet<String> = items(&running)
+    let on_node: BTreeSet<String> = items(&running)
         .iter()
-        .filter(|p| node_of(p) == VICTIM_NODE)
+        .filter(|p| node_of(p) == node)
         .map(name)
         .collect();
     assert!(
-        !victims.is_empty(),
+        !on_node.is_empty(),
         "the scheduler spreads the pods over every node"
     );
+    on_node
+}
 
-    // Watch the pods through the server from here on, to see each victim's last state.
+/// A watch of the pods of `default` from now on, through the server.
+fn watch_pods(c: &Cluster) -> WatchStream {
     let api = c.server().api().clone();
     let pods = api.resource("", "v1", "pods").expect("pods are served");
     let listed = api
@@ -93,11 +103,11 @@ async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_
         resource_version: Some(listed.resource_version),
         ..Default::default()
     };
-    let mut events = api.watch(&pods, Some("default"), &opts).expect("watch");
+    api.watch(&pods, Some("default"), &opts).expect("watch")
+}
 
-    let deleted_at = now_secs(&c);
-    c.ok(&["delete", "node", VICTIM_NODE]).await;
-
+/// Reads `events` until every pod of `victims` was deleted; the last state of each.
+async fn deleted(events: &mut WatchStream, victims: &BTreeSet<String>) -> BTreeMap<String, Value> {
     let mut last_state = BTreeMap::new();
     let collected = tokio::time::timeout(PATIENCE, async {
         while last_state.len() < victims.len() {
@@ -116,6 +126,24 @@ async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_
         "victims deleted: {:?} of {victims:?}",
         last_state.keys()
     );
+    last_state
+}
+
+/// The pod's condition of `type_`.
+fn condition<'a>(pod: &'a Value, type_: &str) -> Option<&'a Value> {
+    let conditions = pod["status"]["conditions"].as_array()?;
+    conditions.iter().find(|c| c["type"] == type_)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_elsewhere() {
+    let mut c = cluster().await;
+    let victims = six_pods_running(&c, VICTIM_NODE).await;
+    let mut events = watch_pods(&c);
+
+    let deleted_at = now_secs(&c);
+    c.ok(&["delete", "node", VICTIM_NODE]).await;
+    let last_state = deleted(&mut events, &victims).await;
 
     for (pod, o) in &last_state {
         assert_eq!(
@@ -165,5 +193,49 @@ async fn pods_of_a_deleted_node_are_collected_after_the_quarantine_and_replaced_
     );
     let left = c.ok(&["get", "nodes", "-o", "name"]).await;
     assert!(!left.contains(VICTIM_NODE), "{left}");
+    c.stop().await;
+}
+
+/// Upstream's non-graceful node shutdown: a node whose kubelet is gone for good is tainted
+/// `node.kubernetes.io/out-of-service` by its administrator; the taint eviction controller
+/// deletes its pods, which stay Terminating (no kubelet finishes them), and the pod GC's
+/// `gcTerminating` marks them Failed and force-deletes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminating_pods_of_an_out_of_service_node_are_force_deleted() {
+    let node = "miniplane-worker-2";
+    let mut c = cluster().await;
+    let victims = six_pods_running(&c, node).await;
+    // The simulated kubelet of the node stops (what `miniplane node stop` does).
+    c.ok(&["annotate", "node", node, "sim.miniplane.dev/heartbeat=stopped"])
+        .await;
+    c.eventually_json(&["get", "node", node], "the node NotReady", |n| {
+        condition(n, "Ready").is_some_and(|r| r["status"] == "Unknown")
+    })
+    .await;
+    let mut events = watch_pods(&c);
+    c.ok(&[
+        "taint",
+        "node",
+        node,
+        "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
+    ])
+    .await;
+    let last_state = deleted(&mut events, &victims).await;
+    for (pod, o) in &last_state {
+        // Failed: written by the pod GC before its delete (nothing else runs this pod).
+        assert_eq!(o["status"]["phase"], "Failed", "{pod}: {o:#}");
+        assert!(
+            o["metadata"]["deletionTimestamp"].is_string(),
+            "{pod} was Terminating first"
+        );
+    }
+    c.eventually_json(&["get", "pods", "-l", "app=survivor"], "6 pods elsewhere", |v| {
+        let pods = items(v);
+        pods.len() == 6
+            && pods
+                .iter()
+                .all(|p| p["status"]["phase"] == "Running" && node_of(p) != node)
+    })
+    .await;
     c.stop().await;
 }
