@@ -362,6 +362,8 @@ async fn ordered_ready_creates_in_order_scales_down_from_the_top_and_keeps_claim
             "no {needle:?} in\n{events}"
         );
     }
+    let table = c.ok(&["get", "statefulset", "web"]).await;
+    assert!(e2e::matches_words(&table, "web 2/2"), "{table}");
     let sts = c.json(&["get", "statefulset", "web"]).await;
     assert_eq!(sts["status"]["replicas"], 2);
     assert_eq!(sts["status"]["readyReplicas"], 2);
@@ -475,6 +477,13 @@ async fn partitioned_rolling_update_history_and_undo() {
     let rows: Vec<&str> = history.lines().filter(|l| l.ends_with("<none>")).collect();
     assert_eq!(rows.len(), 2, "{history}");
 
+    let one = c
+        .ok(&["rollout", "history", "statefulset/db", "--revision=1"])
+        .await;
+    assert!(one.contains("revision #1"), "{one}");
+    assert!(e2e::matches_words(&one, "Image: postgres:16"), "{one}");
+    assert!(!one.contains("postgres:16.1"), "{one}");
+
     let out = c.ok(&["rollout", "undo", "statefulset/db"]).await;
     assert!(out.contains("statefulset.apps/db rolled back"), "{out}");
     let out = rollout_status(&c, "db").await;
@@ -526,7 +535,7 @@ async fn restart_mid_rollout_never_doubles_an_ordinal() {
     eventually(&c, "a rollout in progress", |api| {
         let sts = get(api, "statefulsets", "db")?;
         let updated = sts["status"]["updatedReplicas"].as_i64().unwrap_or(0);
-        (updated >= 1 && updated < 5).then_some(())
+        (1..5).contains(&updated).then_some(())
     })
     .await;
     observer.finish().await;
