@@ -278,6 +278,15 @@ async fn a_parallel_job_never_runs_more_than_parallelism_pods_and_completes() {
     created.sort();
     assert_eq!(created, expected);
     assert_eq!(events(&c, "parallel", "Completed").await, ["Job completed"]);
+    let described = c.ok(&["describe", "job", "parallel"]).await;
+    let statuses = described
+        .lines()
+        .find(|l| l.starts_with("Pods Statuses:"))
+        .unwrap_or_else(|| panic!("{described}"));
+    assert!(
+        e2e::matches_words(statuses, "0 Active (0 Ready) / 5 Succeeded / 0 Failed"),
+        "{statuses}"
+    );
 }
 
 #[tokio::test]
@@ -445,6 +454,12 @@ spec:
         pods_of(api, "slow").is_empty().then_some(())
     })
     .await;
+    let deleted = events(&c, "slow", "SuccessfulDelete").await;
+    assert_eq!(deleted.len(), 2, "{deleted:?}");
+    assert!(
+        deleted.iter().all(|m| m.starts_with("Deleted pod: slow-")),
+        "{deleted:?}"
+    );
     assert_eq!(
         events(&c, "slow", "DeadlineExceeded").await,
         ["Job was active longer than specified deadline"]

@@ -22,7 +22,9 @@ fn iv(pairs: &[(i64, i64)]) -> OrderedIntervals {
 
 #[test]
 fn parsing_and_formatting_interval_strings() {
-    let cases: &[(&str, i64, &[(i64, i64)], &str)] = &[
+    /// (input, completions, intervals, formatted again)
+    type Case<'a> = (&'a str, i64, &'a [(i64, i64)], &'a str);
+    let cases: &[Case] = &[
         ("", 10, &[], ""),
         ("1", 10, &[(1, 1)], "1"),
         ("1,3,5,7", 10, &[(1, 1), (3, 3), (5, 5), (7, 7)], "1,3,5,7"),
