@@ -259,7 +259,7 @@ impl StatefulSetSync {
                 _ => None,
             })
             .collect();
-        if creates == 0 && deletes.is_empty() && steps.is_empty() {
+        if steps.is_empty() {
             return Ok(());
         }
         self.expectations.expect_deletions(key, &deletes);
@@ -267,6 +267,8 @@ impl StatefulSetSync {
             .counts()
             .raise_expectations(key, creates as i64, 0);
         let mut pending_creates = creates as i64;
+        // Deletions not yet issued: nothing will report them if the sync stops early.
+        let mut pending_deletes: Vec<String> = deletes.clone();
         for step in steps {
             let result = match &step {
                 Step::CreateClaims { pod, claims } => self.create_claims(set, pod, claims).await,
@@ -285,18 +287,18 @@ impl StatefulSetSync {
                     ..
                 } => self.set_claim_owners(ns, claim, owner_references).await,
                 Step::DeletePod { name, .. } => {
+                    let pod_key = object_key(Some(ns), name);
+                    pending_deletes.retain(|k| *k != pod_key);
                     let r = self.delete_pod(set, name).await;
                     if r.is_err() {
-                        self.expectations
-                            .deletion_observed(key, &object_key(Some(ns), name));
+                        self.expectations.deletion_observed(key, &pod_key);
                     }
                     r.or_else(|e| if e.is_not_found() { Ok(()) } else { Err(e) })
                 }
             };
             if let Err(e) = result {
-                // Nothing will report the writes that were not made.
                 self.expectations.lower_expectations(key, pending_creates, 0);
-                for d in &deletes {
+                for d in &pending_deletes {
                     self.expectations.deletion_observed(key, d);
                 }
                 return Err(e.into());

@@ -408,3 +408,59 @@ async fn a_restarted_controller_continues_without_duplicating_pods() {
     assert_eq!(revisions.len(), 1, "the restarted controller reuses the revision");
     c.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn retention_policy_delete_delete_hands_scaled_down_claims_to_their_pods() {
+    let mut c = Cluster::new().await;
+    c.start();
+    let mut set = stateful_set(2, "nginx:1");
+    set.spec
+        .as_mut()
+        .unwrap()
+        .persistent_volume_claim_retention_policy =
+        serde_json::from_value(json!({"whenDeleted": "Delete", "whenScaled": "Delete"})).unwrap();
+    set.spec.as_mut().unwrap().pod_management_policy = Some("Parallel".into());
+    c.sets.create(Some("default"), &set).await.unwrap();
+    c.wait_pods(&["web-0", "web-1"]).await;
+    c.make_ready("web-0").await;
+    c.make_ready("web-1").await;
+    let set_uid = c.get_set().await.metadata.uid.unwrap();
+    // In range: owned by the set, not the pod.
+    c.eventually("claims owned by the set", || async {
+        let claims = c
+            .claims
+            .list(Some("default"), &ListParams::default())
+            .await
+            .ok()?;
+        let owned = claims.len() == 2
+            && claims.iter().all(|cl| {
+                let refs = cl.metadata.owner_references.clone().unwrap_or_default();
+                refs.len() == 1 && refs[0].uid == set_uid
+            });
+        owned.then_some(())
+    })
+    .await;
+    // The pods stay (no graceful deletion in this API without nodes, so stop the scale-down from
+    // deleting by making web-1 the condemned pod while checking its claim first): scale to 1.
+    c.sets
+        .patch(
+            Some("default"),
+            "web",
+            PatchType::Merge,
+            json!({"spec": {"replicas": 1}}),
+        )
+        .await
+        .unwrap();
+    c.wait_pods(&["web-0"]).await;
+    let claim = c.claims.get(Some("default"), "www-web-1").await.unwrap();
+    let refs = claim.metadata.owner_references.unwrap_or_default();
+    assert!(
+        refs.iter().all(|r| r.uid != set_uid),
+        "a condemned pod's claim is no longer the set's: {refs:?}"
+    );
+    assert!(
+        refs.iter().any(|r| r.kind == "Pod" && r.name == "web-1"),
+        "{refs:?}"
+    );
+    c.stop().await;
+}
