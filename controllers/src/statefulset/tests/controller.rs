@@ -440,8 +440,8 @@ async fn retention_policy_delete_delete_hands_scaled_down_claims_to_their_pods()
         owned.then_some(())
     })
     .await;
-    // The pods stay (no graceful deletion in this API without nodes, so stop the scale-down from
-    // deleting by making web-1 the condemned pod while checking its claim first): scale to 1.
+    // Scale to 1: web-1's claim passes from the set to web-1 before web-1 is deleted, so the
+    // garbage collector deletes the claim with the pod.
     c.sets
         .patch(
             Some("default"),
