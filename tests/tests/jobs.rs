@@ -16,7 +16,9 @@
 //! * `examples/workloads/job-pod-failure-policy.yaml`: a `FailJob` rule ends the Job at the first
 //!   matching exit code, with upstream's message;
 //! * `activeDeadlineSeconds` ends a Job of never-ending pods with `DeadlineExceeded`;
-//! * suspend and resume: pods deleted, `Suspended` condition and events, `startTime` reset.
+//! * suspend and resume: pods deleted, `Suspended` condition and events, `startTime` reset;
+//! * `backoffLimitPerIndex`: each index retried once with its inherited failure count, then
+//!   `failedIndexes` and `FailedIndexes`.
 //!
 //! Every wait is bounded: kubectl with `--timeout=`, polls with [`tokio::time::timeout`].
 
@@ -550,4 +552,63 @@ spec:
     );
     assert_eq!(events(&c, "later", "Suspended").await, ["Job suspended"]);
     assert_eq!(events(&c, "later", "Resumed").await, ["Job resumed"]);
+}
+
+#[tokio::test]
+async fn backoff_limit_per_index_fails_each_index_on_its_own() {
+    let c = cluster().await;
+    let api = c.server().api();
+    let yaml = r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: per-index
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  backoffLimitPerIndex: 1
+  template:
+    metadata:
+      annotations:
+        sim.miniplane.dev/run-seconds: "1"
+        sim.miniplane.dev/exit-code: "3"
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox:1.36
+"#;
+    apply(&c, yaml).await;
+    c.ok(&["wait", "--for=condition=failed", "job/per-index", WAIT_TIMEOUT])
+        .await;
+    let j = job(api, "per-index");
+    assert_eq!(
+        j["spec"]["backoffLimit"],
+        i64::from(i32::MAX),
+        "defaulted with backoffLimitPerIndex"
+    );
+    let failed = condition(&j, "Failed").expect("Failed");
+    assert_eq!(failed["reason"], "FailedIndexes");
+    assert_eq!(failed["message"], "Job has failed indexes");
+    assert_eq!(j["status"]["failedIndexes"], "0,1");
+    assert_eq!(j["status"]["failed"], 4, "two tries per index");
+    let pods = pods_of(api, "per-index");
+    assert_eq!(pods.len(), 4, "{:?}", pods.iter().map(name).collect::<Vec<_>>());
+    for ix in ["0", "1"] {
+        let mut counts: Vec<&str> = pods
+            .iter()
+            .filter(|p| p["metadata"]["annotations"][INDEX] == ix)
+            .map(|p| {
+                p["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"]
+                    .as_str()
+                    .unwrap_or("?")
+            })
+            .collect();
+        counts.sort();
+        assert_eq!(
+            counts,
+            ["0", "1"],
+            "index {ix}: the retry inherits the failure count"
+        );
+    }
 }
