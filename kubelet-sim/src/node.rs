@@ -20,6 +20,7 @@
 //! |---|---|---|
 //! | [`HEARTBEAT`] `sim.miniplane.dev/heartbeat` | `stopped` | acts as a kubelet that died: no status heartbeat, no Lease renewal, nothing done for its pods (no status writes, terminating pods are not removed) |
 //! | | absent, or any other value | runs: posts a Ready status (with `NodeReady` and the pressure Events of the conditions that changed back), renews the Lease, syncs its pods again (terminating ones are finalized and removed) |
+//! | [`SIMULATED`] `sim.miniplane.dev/node` | `simulated` | a Node a user created is adopted: the simulated kubelet registers it (its labels, a full status, keeping `status.capacity` if given), heartbeats it, renews its Lease and runs the pods bound to it, until the Node is deleted |
 //!
 //! After the node lifecycle controller's grace period a stopped node is
 //! `NotReady` (conditions `Unknown`), tainted `node.kubernetes.io/unreachable`,
@@ -61,6 +62,21 @@ pub fn heartbeat_stopped(node: &Node) -> bool {
         .as_ref()
         .and_then(|a| a.get(HEARTBEAT))
         .is_some_and(|v| v == HEARTBEAT_STOPPED)
+}
+
+/// Node annotation that, with value [`SIMULATED_VALUE`], has the simulated kubelet adopt a Node a
+/// user created; see the module's table.
+pub const SIMULATED: &str = "sim.miniplane.dev/node";
+/// The [`SIMULATED`] value that adopts the Node.
+pub const SIMULATED_VALUE: &str = "simulated";
+
+/// Whether the Node asks to be adopted by the simulated kubelet ([`SIMULATED`]).
+pub fn adoptable(node: &Node) -> bool {
+    node.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(SIMULATED))
+        .is_some_and(|v| v == SIMULATED_VALUE)
 }
 
 /// What a simulated node offers to the scheduler, as Kubernetes quantities.

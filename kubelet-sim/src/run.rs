@@ -25,7 +25,9 @@
 //!         look again after step.requeue_after
 //! ```
 //!
-//! One `Kubelet` serves several nodes, as if each had its own kubelet. Each
+//! One `Kubelet` serves several nodes, as if each had its own kubelet, and
+//! adopts the Nodes users create with the annotation [`crate::node::SIMULATED`]
+//! (with [`Kubelet::with_node_informer`]). Each
 //! node's kubelet can be stopped and started again with the Node annotation
 //! [`crate::node::HEARTBEAT`] (see [`crate::node`]); without the node informer
 //! ([`Kubelet::with_node_informer`]) the annotation is still read on every
@@ -59,8 +61,8 @@ use tokio_util::sync::CancellationToken;
 use crate::behaviour::Behaviour;
 use crate::lifecycle::{self, SimEvent};
 use crate::node::{
-    Capacity, NODE_LEASE_NAMESPACE, heartbeat, heartbeat_stopped, lease_object, node_object, renew_lease,
-    start_events, status_change_events,
+    Capacity, NODE_LEASE_NAMESPACE, adoptable, heartbeat, heartbeat_stopped, lease_object, node_object,
+    renew_lease, start_events, status_change_events,
 };
 use crate::status_cache::WrittenStatuses;
 
@@ -82,6 +84,8 @@ pub fn heartbeat_period(clock: &Clock) -> Duration {
 }
 /// First wait before retrying a failed registration.
 const REGISTER_RETRY: Duration = Duration::from_secs(1);
+/// How often the registration of an adopted Node is tried before only the heartbeats go on.
+const ADOPT_ATTEMPTS: u32 = 5;
 /// Pods synced at the same time.
 const WORKERS: usize = 4;
 /// How often a pod whose claims are not bound yet is looked at again.
@@ -106,9 +110,12 @@ struct Core {
     /// The simulation's seed, for [`Behaviour::for_pod`].
     seed: u64,
     capacity: Capacity,
-    node_names: BTreeSet<String>,
-    /// One recorder per node (`source.host` is the node).
-    recorders: HashMap<String, Recorder>,
+    /// The nodes this kubelet runs: the configured ones, plus the Nodes it adopted
+    /// ([`crate::node::SIMULATED`]). A std mutex, held for one set operation, never across an
+    /// `.await`.
+    node_names: Mutex<BTreeSet<String>>,
+    /// One recorder per node (`source.host` is the node). Locked as `node_names`.
+    recorders: Mutex<HashMap<String, Recorder>>,
     pod_store: Store<Pod>,
     /// Statuses written that the informer has not shown yet.
     written: WrittenStatuses,
@@ -147,8 +154,8 @@ impl Kubelet {
             clock,
             seed,
             capacity,
-            node_names: nodes.into_iter().collect(),
-            recorders,
+            node_names: Mutex::new(nodes.into_iter().collect()),
+            recorders: Mutex::new(recorders),
             pod_store: pods.store(),
             written: WrittenStatuses::default(),
             stopped: Mutex::new(BTreeSet::new()),
@@ -162,7 +169,8 @@ impl Kubelet {
 
     /// Also watches the Nodes (subscribing to `nodes`, which must not be running yet), so that a
     /// change of a node's [`crate::node::HEARTBEAT`] annotation stops or resumes its kubelet at
-    /// once rather than at the next heartbeat.
+    /// once rather than at the next heartbeat, and so that Nodes created with the annotation
+    /// [`crate::node::SIMULATED`] are adopted.
     pub fn with_node_informer(mut self, nodes: &Informer<Node>) -> Self {
         self.node_changes = Some(nodes.subscribe());
         self
@@ -231,7 +239,10 @@ async fn handle_node_changes(
         match change {
             Some(Change::Added(node)) | Some(Change::Updated { new: node, .. }) => {
                 let name = node.metadata.name.as_deref().unwrap_or_default();
-                if !core.node_names.contains(name) {
+                if !core.is_ours(name) {
+                    if adoptable(&node) {
+                        core.adopt(&node).await;
+                    }
                     continue;
                 }
                 if heartbeat_stopped(&node) {
@@ -242,10 +253,19 @@ async fn handle_node_changes(
                     tracing::warn!(node = %name, "resuming the node's heartbeat failed: {e}");
                 }
             }
-            Some(Change::Deleted(_)) => {}
+            Some(Change::Deleted(node)) => {
+                if adoptable(&node) {
+                    core.release(node.metadata.name.as_deref().unwrap_or_default());
+                }
+            }
             None => return,
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Each holder leaves the data consistent, so a poisoned lock is usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn node_name(pod: &Pod) -> Option<&str> {
@@ -270,8 +290,7 @@ fn found<T>(result: ClientResult<T>) -> ClientResult<Option<T>> {
 
 impl Core {
     fn stopped(&self) -> MutexGuard<'_, BTreeSet<String>> {
-        // Each holder leaves the set consistent, so a poisoned lock is usable.
-        self.stopped.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.stopped)
     }
 
     /// Whether the kubelet of node `name` is stopped.
@@ -300,8 +319,79 @@ impl Core {
         }
     }
 
+    /// Whether node `name` is one of this kubelet's.
+    fn is_ours(&self, name: &str) -> bool {
+        lock(&self.node_names).contains(name)
+    }
+
+    /// This kubelet's nodes, in name order.
+    fn names(&self) -> Vec<String> {
+        lock(&self.node_names).iter().cloned().collect()
+    }
+
+    /// The Event recorder of node `name`.
+    fn recorder(&self, name: &str) -> Option<Recorder> {
+        lock(&self.recorders).get(name).cloned()
+    }
+
+    /// Adopts a Node a user created with [`crate::node::SIMULATED`]: from now on it is one of
+    /// this kubelet's, registered as a kubelet registers its node (our labels added, a full
+    /// status posted, keeping the capacity the user gave; the Lease; the start Events), its pods
+    /// synced.
+    async fn adopt(&self, node: &Node) {
+        let Some(name) = node.metadata.name.clone() else {
+            return;
+        };
+        if !lock(&self.node_names).insert(name.clone()) {
+            return;
+        }
+        tracing::info!(node = %name, "adopting the Node (annotation sim.miniplane.dev/node)");
+        let recorder = Recorder::new(self.client.clone(), self.clock.clone(), COMPONENT, Some(&name));
+        lock(&self.recorders).insert(name.clone(), recorder);
+        let mut fresh = node_object(&name, &self.capacity, now(&self.clock));
+        if let (Some(theirs), Some(ours)) = (node.status.as_ref(), fresh.status.as_mut())
+            && theirs.capacity.is_some()
+        {
+            ours.capacity = theirs.capacity.clone();
+            ours.allocatable = theirs.allocatable.clone().or_else(|| theirs.capacity.clone());
+        }
+        let mut delay = REGISTER_RETRY;
+        for attempt in 1..=ADOPT_ATTEMPTS {
+            let registered = match self.refresh_node(&fresh).await {
+                Ok(live) if heartbeat_stopped(&live) => {
+                    self.set_stopped(&name, true);
+                    Ok(())
+                }
+                Ok(live) => self.renew_lease(&name, live.metadata.uid.as_deref()).await,
+                Err(e) => Err(e),
+            };
+            match registered {
+                Ok(()) => break,
+                Err(e) if e.is_not_found() => {
+                    self.release(&name);
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(node = %name, attempt, "registering the adopted Node failed: {e}");
+                    self.clock.sleep(delay).await;
+                    delay = (delay * 2).min(HEARTBEAT_PERIOD);
+                }
+            }
+        }
+        self.record_node(&name, &start_events(&name, now(&self.clock)));
+        self.enqueue_pods_of(&name);
+    }
+
+    /// An adopted Node was deleted: no longer one of this kubelet's.
+    fn release(&self, name: &str) {
+        if lock(&self.node_names).remove(name) {
+            lock(&self.recorders).remove(name);
+            self.set_stopped(name, false);
+        }
+    }
+
     fn on_pod(&self, pod: &Pod) {
-        if node_name(pod).is_some_and(|n| self.node_names.contains(n)) {
+        if node_name(pod).is_some_and(|n| self.is_ours(n)) {
             self.queue.add(controllers::runtime::key_of(&pod.metadata));
         }
     }
@@ -312,7 +402,7 @@ impl Core {
     /// `shutdown` (upstream `registerWithAPIServer` retries forever too),
     /// and records each node's start Events.
     async fn register_all(&self, shutdown: &CancellationToken) {
-        for name in &self.node_names {
+        for name in &self.names() {
             let mut delay = REGISTER_RETRY;
             while let Err(e) = self.register(name).await {
                 tracing::warn!(node = %name, "registering the node failed: {e}; retrying in {delay:?}");
@@ -330,7 +420,7 @@ impl Core {
     /// reference's uid is the node's name, and with no namespace the
     /// recorder writes them to `default`.
     fn record_node(&self, name: &str, events: &[SimEvent]) {
-        let Some(recorder) = self.recorders.get(name) else {
+        let Some(recorder) = self.recorder(name) else {
             return;
         };
         let node = ObjectRef {
@@ -403,7 +493,7 @@ impl Core {
                 _ = shutdown.cancelled() => return,
                 _ = self.clock.sleep(heartbeat_period(&self.clock)) => {}
             }
-            for name in &self.node_names {
+            for name in &self.names() {
                 if let Err(e) = self.heartbeat(name).await {
                     tracing::warn!(node = %name, "node heartbeat failed: {e}");
                 }
@@ -445,7 +535,7 @@ impl Core {
             return Ok(Action::Done);
         };
         let pod = self.written.latest(key, cached);
-        let Some(node) = node_name(&pod).filter(|n| self.node_names.contains(*n)) else {
+        let Some(node) = node_name(&pod).filter(|n| self.is_ours(n)) else {
             return Ok(Action::Done);
         };
         if self.is_stopped(node) {
@@ -514,7 +604,7 @@ impl Core {
     }
 
     fn record(&self, node: &str, pod: &Pod, events: &[SimEvent]) {
-        let Some(recorder) = self.recorders.get(node) else {
+        let Some(recorder) = self.recorder(node) else {
             return;
         };
         for event in events {

@@ -1,7 +1,8 @@
 //! A node's kubelet stopped and started with the `sim.miniplane.dev/heartbeat` annotation, against
 //! a real API on paused tokio time: while stopped, no heartbeat, no Lease renewal, nothing done for
 //! its pods; once started, a Ready status (with `NodeReady` if the conditions had changed), a
-//! renewed Lease, and its pods synced (the terminating one finalized and removed).
+//! renewed Lease, and its pods synced (the terminating one finalized and removed). And a Node a
+//! user creates with `sim.miniplane.dev/node: simulated` is adopted.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -221,4 +222,87 @@ async fn a_node_stopped_before_the_kubelet_starts_stays_stopped() {
         "no status posted on start"
     );
     second.tasks.stop(Duration::from_secs(10)).await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_node_created_with_the_simulated_annotation_is_adopted_until_deleted() {
+    let sim = Sim::start().await;
+    sim.pass(5).await;
+    let node: Node = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "edge-1", "labels": {"zone": "edge"},
+                     "annotations": {crate::node::SIMULATED: "simulated"}},
+        "status": {"capacity": {"cpu": "2", "memory": "4Gi", "pods": "10"}},
+    }))
+    .unwrap();
+    let nodes = Typed::<Node>::new(sim.client.clone());
+    nodes.create(None, &node).await.unwrap();
+    // A Node without the annotation is left alone.
+    let other: Node = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Node", "metadata": {"name": "other"},
+    }))
+    .unwrap();
+    nodes.create(None, &other).await.unwrap();
+    sim.pass(15).await;
+
+    let adopted = nodes.get(None, "edge-1").await.unwrap();
+    let labels = adopted.metadata.labels.clone().unwrap();
+    assert_eq!(labels["zone"], "edge", "the user's labels kept");
+    assert_eq!(labels["kubernetes.io/hostname"], "edge-1", "the kubelet's added");
+    let status = adopted.status.unwrap();
+    assert_eq!(
+        status.capacity.as_ref().unwrap()["cpu"].0,
+        "2",
+        "the user's capacity kept"
+    );
+    assert_eq!(status.allocatable.as_ref().unwrap()["pods"].0, "10");
+    let ready = status
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap();
+    assert_eq!(ready.status, "True");
+    let lease = Typed::<Lease>::new(sim.client.clone())
+        .get(Some(NODE_LEASE_NAMESPACE), "edge-1")
+        .await
+        .expect("its Lease");
+    assert!(lease.spec.unwrap().renew_time.is_some());
+    assert!(
+        nodes
+            .get(None, "other")
+            .await
+            .unwrap()
+            .status
+            .and_then(|s| s.conditions)
+            .is_none()
+    );
+
+    // Its pods run.
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "on-edge", "namespace": "default"},
+        "spec": {"nodeName": "edge-1", "containers": [{"name": "c", "image": "nginx"}]},
+    }))
+    .unwrap();
+    sim.pods().create(Some("default"), &pod).await.unwrap();
+    sim.pass(30).await;
+    assert_eq!(sim.phase("on-edge").await.as_deref(), Some("Running"));
+
+    // Heartbeats go on, and stop once the Node is deleted (it is not registered again).
+    let beat = sim.now();
+    sim.pass(15).await;
+    let node = nodes.get(None, "edge-1").await.unwrap();
+    let ready = node
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap();
+    assert!(ready.last_heartbeat_time.unwrap().0 > beat);
+    nodes.delete(None, "edge-1").await.unwrap();
+    sim.pass(30).await;
+    assert!(nodes.get(None, "edge-1").await.is_err(), "not registered again");
+    sim.tasks.stop(Duration::from_secs(10)).await.unwrap();
 }
