@@ -558,3 +558,32 @@ async fn restart_mid_rollout_never_doubles_an_ordinal() {
         .collect();
     assert_eq!(revisions.len(), 1, "{revisions:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_scaled_delete_removes_the_claims_of_scaled_down_pods() {
+    let c = Cluster::start_with(config()).await;
+    let yaml = ORDERED
+        .replace("replicas: 3", "replicas: 3\n  podManagementPolicy: Parallel")
+        .replace(
+            "  volumeClaimTemplates:",
+            "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Retain, whenScaled: Delete}\n  volumeClaimTemplates:",
+        );
+    assert!(yaml.contains("whenScaled: Delete"), "{yaml}");
+    apply(&c, &yaml).await;
+    rollout_status(&c, "web").await;
+    eventually(&c, "3 bound claims", |api| {
+        let claims = list(api, "persistentvolumeclaims", "app=web");
+        (claims.iter().filter(|c| c["status"]["phase"] == "Bound").count() == 3).then_some(())
+    })
+    .await;
+    c.ok(&["scale", "statefulset", "web", "--replicas=1"]).await;
+    let claims = eventually(&c, "the claims of web-1 and web-2 gone", |api| {
+        let names: BTreeSet<String> = list(api, "persistentvolumeclaims", "app=web")
+            .iter()
+            .map(name)
+            .collect();
+        (names.len() == 1).then_some(names)
+    })
+    .await;
+    assert_eq!(claims, BTreeSet::from(["www-web-0".to_string()]));
+}
