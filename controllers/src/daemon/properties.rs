@@ -17,7 +17,8 @@
 //! 3. convergence: after the random steps, syncing with every pod made ready and time advanced
 //!    completes the update within a bounded number of rounds.
 //!
-//! 256 cases of up to 60 steps, from proptest's fixed default seed.
+//! 256 cases (or `PROPTEST_CASES`) of up to 60 steps from a fixed seed; `MINIPLANE_PROPTEST_SEED=random`
+//! (or a number) explores further.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +27,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use proptest::prelude::*;
+use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
 
 use super::backoff::Backoff;
 use super::plan::{get_nodes_to_daemon_pods, manage};
@@ -222,38 +224,62 @@ fn surge() -> impl Strategy<Value = IntOrString> {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+/// The generator's seed: `MINIPLANE_PROPTEST_SEED` (a u64; `random` for a fresh one) if set, else a
+/// fixed one, so that `cargo test` is repeatable (as the Deployment's property tests).
+fn rng() -> (u64, TestRng) {
+    let seed: u64 = match std::env::var("MINIPLANE_PROPTEST_SEED").ok().as_deref() {
+        Some("random") => rand::random(),
+        Some(v) => v.parse().expect("MINIPLANE_PROPTEST_SEED is a u64 or `random`"),
+        None => 0x6461_656d_6f6e_7365,
+    };
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    (seed, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
 
-    #[test]
-    fn surge_update_never_leaves_a_node_without_an_available_pod(
-        nodes in 1usize..6,
-        surge in surge(),
-        min_ready in 0i32..4,
-        ops in prop::collection::vec(op(), 0..60),
-    ) {
-        let mut w = World::new(nodes, surge, min_ready);
-        prop_assert!(w.check().is_ok());
-        for op in &ops {
-            w.step(op);
-            if let Err(e) = w.check() {
-                return Err(TestCaseError::fail(format!("after {op:?}: {e}")));
-            }
+/// Runs one case: the random steps with the checks, then convergence.
+fn run_case(nodes: usize, surge: IntOrString, min_ready: i32, ops: &[Op]) -> Result<(), String> {
+    let mut w = World::new(nodes, surge, min_ready);
+    w.check()?;
+    for op in ops {
+        w.step(op);
+        w.check().map_err(|e| format!("after {op:?}: {e}"))?;
+    }
+    let mut rounds = 0;
+    while !w.done() {
+        rounds += 1;
+        if rounds > 4 * nodes + 8 {
+            return Err(format!("no convergence: {:?}", w.pods));
         }
-        // Convergence: sync, every pod ready, time past minReadySeconds.
-        let mut rounds = 0;
-        while !w.done() {
-            rounds += 1;
-            prop_assert!(rounds <= 4 * nodes + 8, "no convergence: {:?}", w.pods);
-            w.sync();
-            let names: Vec<String> = w.pods.keys().cloned().collect();
-            for (i, _) in names.iter().enumerate() {
-                w.step(&Op::Ready(i));
-            }
-            w.step(&Op::Advance(4));
-            if let Err(e) = w.check() {
-                return Err(TestCaseError::fail(format!("while converging: {e}")));
-            }
+        w.sync();
+        let names: Vec<String> = w.pods.keys().cloned().collect();
+        for (i, _) in names.iter().enumerate() {
+            w.step(&Op::Ready(i));
         }
+        w.step(&Op::Advance(4));
+        w.check().map_err(|e| format!("while converging: {e}"))?;
+    }
+    Ok(())
+}
+
+#[test]
+fn surge_update_never_leaves_a_node_without_an_available_pod() {
+    let (seed, rng) = rng();
+    let config = ProptestConfig {
+        cases: ProptestConfig::default().cases.max(256),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let strategy = (1usize..6, surge(), 0i32..4, prop::collection::vec(op(), 0..60));
+    let result = runner.run(&strategy, |(nodes, surge, min_ready, ops)| {
+        run_case(nodes, surge.clone(), min_ready, &ops).map_err(|e| {
+            TestCaseError::fail(format!(
+                "{nodes} nodes, maxSurge {surge:?}, minReady {min_ready}: {e}"
+            ))
+        })
+    });
+    if let Err(e) = result {
+        panic!("seed {seed}: {e}");
     }
 }
