@@ -14,6 +14,10 @@
 //! * `kubectl annotate node NODE sim.miniplane.dev/heartbeat-` brings the kubelet back: the node is
 //!   Ready and untainted, the Terminating pods are removed, and the StatefulSet creates its pod again.
 //!
+//! A Node a user creates with the annotation `sim.miniplane.dev/node: simulated` is adopted by the
+//! simulated kubelet: Ready, heartbeating past the grace period (so never tainted), running the
+//! pods bound to it.
+//!
 //! At [`SCALE`] 40 the grace period is 320 simulated seconds (never less than 8 real seconds: the
 //! simulated kubelet heartbeats at most once per real second), so the whole story takes about 20 s.
 
@@ -275,5 +279,46 @@ async fn a_node_whose_kubelet_stops_is_tainted_and_emptied_and_recovers_when_it_
         gone && db_back && web == 6
     })
     .await;
+    c.stop().await;
+}
+
+const ADOPTED_NODE: &str = r#"apiVersion: v1
+kind: Node
+metadata:
+  name: edge-1
+  labels: {zone: edge}
+  annotations:
+    sim.miniplane.dev/node: simulated
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: on-edge
+spec:
+  nodeSelector: {zone: edge}
+  containers:
+  - name: app
+    image: nginx:1.27
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_created_with_the_simulated_annotation_is_run_by_the_simulated_kubelet() {
+    let mut c = cluster().await;
+    let created = c.run_with_yaml(&["create"], ADOPTED_NODE).await;
+    assert!(created.success, "{}", created.stderr);
+    wait_for_status_column(&c, "edge-1", "Ready").await;
+    c.eventually_json(&["get", "pod", "on-edge"], "on-edge Running on edge-1", |p| {
+        node_of(p) == "edge-1" && is_true(p, "Ready")
+    })
+    .await;
+    // Past the node lifecycle controller's grace period (320 s here) it is still Ready and untainted:
+    // its kubelet heartbeats.
+    let since = now(&c);
+    while since.duration_until(now(&c)) < SignedDuration::from_secs(400) {
+        c.sleep_real(Duration::from_millis(500)).await;
+    }
+    let n = c.json(&["get", "node", "edge-1"]).await;
+    assert!(is_true(&n, "Ready"), "{}", n["status"]);
+    assert!(taints(&n).is_empty(), "{:?}", taints(&n));
     c.stop().await;
 }
