@@ -324,7 +324,7 @@ pub fn pods_with_delayed_deletion_per_index(
     job: &Job,
     pods: &[Arc<Pod>],
     active: &[Arc<Pod>],
-    uncounted_or_expected: &dyn Fn(&Pod) -> bool,
+    removal_expected: &dyn Fn(&Pod) -> bool,
     succeeded: &OrderedIntervals,
     failed: &OrderedIntervals,
 ) -> BTreeMap<i64, Arc<Pod>> {
@@ -332,7 +332,7 @@ pub fn pods_with_delayed_deletion_per_index(
     let active_indexes: BTreeSet<i64> = indexes_of(active).into_iter().collect();
     let mut result: BTreeMap<i64, Arc<Pod>> = BTreeMap::new();
     for pod in pods {
-        if !has_job_tracking_finalizer(pod) || uncounted_or_expected(pod) || !is_pod_failed(pod, job) {
+        if !has_job_tracking_finalizer(pod) || removal_expected(pod) || !is_pod_failed(pod, job) {
             continue;
         }
         let Some(ix) = valid_index(pod, bound) else {

@@ -318,7 +318,7 @@ fn evaluate_indexed_finish(ctx: &mut SyncJobCtx, now: Timestamp) {
                 ));
             }
         }
-        let uncounted_or_expected = |p: &Pod| {
+        let removal_expected = |p: &Pod| {
             let uid = p.metadata.uid.as_deref().unwrap_or("");
             ctx.expected_rm_finalizers.contains(uid)
         };
@@ -326,7 +326,7 @@ fn evaluate_indexed_finish(ctx: &mut SyncJobCtx, now: Timestamp) {
             job,
             &ctx.pods,
             &ctx.active_pods,
-            &uncounted_or_expected,
+            &removal_expected,
             &succeeded,
             &failed,
         );
