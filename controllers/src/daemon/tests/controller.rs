@@ -480,3 +480,74 @@ async fn a_revision_name_collision_raises_collision_count() {
     );
     c.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn rolling_update_without_surge_replaces_max_unavailable_at_a_time() {
+    let mut c = Cluster::new().await;
+    for n in ["n1", "n2", "n3"] {
+        c.node(n, json!({})).await;
+    }
+    c.start();
+    // 50% of 3 nodes rounds up to 2.
+    let strategy = json!({"updateStrategy": {"type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "50%"}}});
+    c.ds.create(NS, &daemon_set(strategy)).await.unwrap();
+    for p in c.wait_for_placement(&["n1", "n2", "n3"]).await {
+        c.make_ready(&name(&p)).await;
+    }
+    c.eventually("3 available", || async {
+        let s = c.get_ds().await.status?;
+        (s.number_available == Some(3)).then_some(())
+    })
+    .await;
+    c.patch_ds(json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "agent:2"}]}}}}))
+        .await;
+    let new_hash = c
+        .eventually("the second revision", || async {
+            let r = c.revisions().await;
+            (r.len() == 2).then(|| hash_label(&r[1].metadata).to_owned())
+        })
+        .await;
+    // Two old pods go at once and are recreated; the third waits for them.
+    let replaced = c
+        .eventually("two new pods", || async {
+            let pods = c.live_pods().await;
+            let new: Vec<Pod> = pods
+                .iter()
+                .filter(|p| hash_label(&p.metadata) == new_hash)
+                .cloned()
+                .collect();
+            (pods.len() == 3 && new.len() == 2).then_some(new)
+        })
+        .await;
+    c.clock.sleep(Duration::from_secs(2)).await;
+    let pods = c.live_pods().await;
+    let new_count = pods
+        .iter()
+        .filter(|p| hash_label(&p.metadata) == new_hash)
+        .count();
+    assert_eq!(
+        new_count, 2,
+        "the last old pod waits while two nodes are unavailable"
+    );
+    for p in &replaced {
+        c.make_ready(&name(p)).await;
+    }
+    let last = c
+        .eventually("the last pod replaced", || async {
+            let pods = c.live_pods().await;
+            let all_new = pods.len() == 3 && pods.iter().all(|p| hash_label(&p.metadata) == new_hash);
+            all_new.then_some(pods)
+        })
+        .await;
+    assert_eq!(c.placement().await, ["n1", "n2", "n3"]);
+    for p in last {
+        c.make_ready(&name(&p)).await;
+    }
+    c.eventually("rolled out", || async {
+        let s = c.get_ds().await.status?;
+        (s.updated_number_scheduled == Some(3) && s.number_available == Some(3)).then_some(())
+    })
+    .await;
+    c.stop().await;
+}

@@ -4,6 +4,7 @@
 
 mod controller;
 pub(crate) mod fixtures;
+mod handlers;
 mod history;
 mod placement;
 mod plan;
