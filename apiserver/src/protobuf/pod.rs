@@ -65,7 +65,12 @@ impl Conv {
             workload_ref,
         } = s;
         empty(ephemeral_containers.len(), "ephemeralContainers")?;
-        absent(&security_context, "securityContext")?;
+        // An empty one is what the server's defaulting writes into every stored template, so
+        // `kubectl create job --from=cronjob/x` copies it back: nothing is lost by taking it.
+        absent(
+            &security_context.filter(|c| *c != Default::default()),
+            "securityContext",
+        )?;
         absent(&affinity, "affinity")?;
         empty(host_aliases.len(), "hostAliases")?;
         absent(&dns_config, "dnsConfig")?;
