@@ -406,6 +406,26 @@ async fn placement_follows_labels_taints_and_new_nodes() {
     settled(&c, "log-collector", &[w1.clone(), w2.clone()]).await;
     let api = c.server().api();
     assert!(!live_nodes(api, "log-collector").contains(&w3));
+    let table = c.ok(&["get", "daemonset", "log-collector"]).await;
+    let row: Vec<&str> = table
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row[..7],
+        [
+            "log-collector",
+            "2",
+            "2",
+            "2",
+            "2",
+            "2",
+            "miniplane.dev/log-collector=true"
+        ],
+        "{table}"
+    );
 
     // A NoSchedule taint the DaemonSet tolerates changes nothing.
     c.ok(&["taint", "node", &w1, "dedicated=infra:NoSchedule"]).await;
