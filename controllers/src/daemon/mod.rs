@@ -14,7 +14,7 @@
 //! | [`history`] | pure: revision data, matching, snapshot object, dedup and cleanup choices | `update.go`: `getPatch`, `Match`, `snapshot`, `dedupCurHistories`, `cleanupHistory` |
 //! | [`status`] | pure: the status counters | `daemon_controller.go`: `updateDaemonSetStatus`, `storeDaemonSetStatus` |
 //! | [`backoff`] | pure: the per-node backoff between deletions of failed pods | client-go `util/flowcontrol/backoff.go` |
-//! | `tests/` | `controller.rs` against a real API; table tests of the pure files; `fixtures.rs` | `daemon_controller_test.go`, `update_test.go` |
+//! | `tests/` | `controller.rs` against a real API (paused time); `placement.rs`, `plan.rs`, `update.rs`, `status.rs`, `history.rs`, `handlers.rs` table tests; `fixtures.rs` | `daemon_controller_test.go`, `update_test.go`, `util/daemonset_util_test.go` |
 //! | `properties.rs` | a surge update never leaves a node without an available pod | — |
 //!
 //! Only [`controller`] and [`sync`] perform IO. The generic revision helpers are
