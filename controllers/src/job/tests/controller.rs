@@ -442,3 +442,76 @@ async fn a_deleted_job_leaves_no_finalizer_behind() {
     .await;
     c.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_fail_job_rule_fails_the_job_once_the_other_pods_are_gone() {
+    let mut c = Cluster::new().await;
+    c.start();
+    let spec = json!({"completions": 2, "parallelism": 2, "podFailurePolicy": {"rules": [
+        {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}});
+    c.jobs.create(Some("default"), &job("pfp", spec)).await.unwrap();
+    let pods = c.wait_for_running(2).await;
+    c.finish(&pods[0], 42).await;
+
+    // The interim condition comes first; the other pod is deleted but still terminating.
+    let target = c.wait_for_condition("pfp", "FailureTarget").await;
+    let status = target.status.unwrap();
+    let failed_yet = status.conditions.iter().flatten().any(|c| c.type_ == "Failed");
+    assert!(!failed_yet, "Failed waits for the terminating pod");
+    assert_eq!(status.terminating, Some(1));
+    let message = format!(
+        "Container main for pod default/{} failed with exit code 42 matching FailJob rule at index 0",
+        pods[0].metadata.name.as_deref().unwrap()
+    );
+    let cond = status
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "FailureTarget")
+        .unwrap();
+    assert_eq!(cond.reason.as_deref(), Some("PodFailurePolicy"));
+    assert_eq!(cond.message.as_deref(), Some(message.as_str()));
+
+    // Play the kubelet: a terminating pod goes away (an unscheduled one is gone at once).
+    let pods_api = crate::runtime::ResourceRef::of::<Pod>();
+    let failed = c
+        .eventually("Failed", || async {
+            for pod in c.all_pods().await {
+                if pod.metadata.deletion_timestamp.is_some() {
+                    let name = pod.metadata.name.as_deref().unwrap();
+                    let grace = crate::runtime::DeleteParams::grace(0);
+                    let _ = c
+                        .jobs
+                        .client()
+                        .delete(&pods_api, Some("default"), name, &grace)
+                        .await;
+                }
+            }
+            let job = c.job("pfp").await;
+            let failed = job
+                .status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .any(|c| c.type_ == "Failed");
+            failed.then_some(job)
+        })
+        .await;
+    let status = failed.status.unwrap();
+    assert_eq!(
+        status.failed,
+        Some(2),
+        "the deleted active pod counts as failed too"
+    );
+    assert_eq!(status.terminating, Some(0));
+    let cond = status
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "Failed")
+        .unwrap();
+    assert_eq!(cond.message.as_deref(), Some(message.as_str()));
+    assert_eq!(c.event_messages("PodFailurePolicy").await, [message]);
+    c.stop().await;
+}
