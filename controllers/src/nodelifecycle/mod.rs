@@ -15,6 +15,7 @@
 //! | [`taints`] | pure: the taints the conditions call for, and the swap | `node_lifecycle_controller.go`: `nodeConditionToTaintKeyStatusMap`, `doNoExecuteTaintingPass`, `markNodeAsReachable`; `util/node/controller_utils.go`: `SwapNodeControllerTaint` |
 //! | [`pods`] | pure: a pod's Ready condition set False | `util/node/controller_utils.go`: `MarkPodsNotReady`; `api/v1/pod/util.go`: `UpdatePodCondition` |
 //! | `tests/` | `controller.rs` against a real API on paused time; `health.rs`, `taints.rs` tables | `node_lifecycle_controller_test.go` |
+//! | `properties.rs` | property tests: the taint swap, the health decision over random heartbeat histories | |
 //!
 //! Where to start reading: [`sync::NodeLifecycleSync::sync_node`], then
 //! [`health::try_update_node_health`].
@@ -29,5 +30,7 @@ pub mod pods;
 pub mod sync;
 pub mod taints;
 
+#[cfg(test)]
+mod properties;
 #[cfg(test)]
 mod tests;

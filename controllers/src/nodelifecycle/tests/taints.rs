@@ -29,9 +29,16 @@ fn keys(taints: &[Taint]) -> Vec<String> {
     taints.iter().map(|t| format!("{}:{}", t.key, t.effect)).collect()
 }
 
+/// (conditions, cordoned, the taints wanted as `key:effect`).
+type ConditionCase = (
+    &'static [(&'static str, &'static str)],
+    bool,
+    &'static [&'static str],
+);
+
 #[test]
 fn conditions_call_for_no_schedule_taints() {
-    let cases: [(&[(&str, &str)], bool, &[&str]); 7] = [
+    let cases: [ConditionCase; 7] = [
         (&[("Ready", "True")], false, &[]),
         (
             &[("Ready", "False")],

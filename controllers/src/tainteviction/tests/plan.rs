@@ -99,6 +99,9 @@ fn the_smallest_toleration_seconds_wins() {
     }
 }
 
+/// (name, the node's NoExecute taints, the pod's tolerations, what was scheduled, the decision).
+type Case<'a> = (&'a str, &'a [Taint], Vec<Toleration>, Option<Scheduled>, Decision);
+
 #[test]
 fn the_decision_follows_the_taints_the_tolerations_and_what_was_scheduled() {
     let unreachable = vec![taint("node.kubernetes.io/unreachable", None)];
@@ -110,7 +113,7 @@ fn the_decision_follows_the_taints_the_tolerations_and_what_was_scheduled() {
         created_at: earlier,
         fire_at: earlier + SignedDuration::from_secs(300),
     };
-    let cases: Vec<(&str, &[Taint], Vec<Toleration>, Option<Scheduled>, Decision)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "no taint",
             &[],
