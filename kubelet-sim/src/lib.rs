@@ -10,7 +10,9 @@
 //! again when they say to.
 //!
 //! * [`node`] — the Node object as a kubelet registers it, its heartbeat and
-//!   its Lease.
+//!   its Lease; the Node annotations that stop and start a node's kubelet
+//!   ([`node::HEARTBEAT`]) or have it adopt a Node a user created
+//!   ([`node::SIMULATED`]).
 //! * [`behaviour`] — how a simulated pod behaves: the `sim.miniplane.dev/`
 //!   annotations plus the spec fields a real container runtime would honour.
 //! * [`lifecycle`] — the pod lifecycle as a state table; [`lifecycle::next`]

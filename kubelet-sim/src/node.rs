@@ -307,7 +307,7 @@ pub fn heartbeat(node: &Node, now: Timestamp) -> NodeStatus {
 /// The Events the kubelet's condition setters (`pkg/kubelet/nodestatus/setters.go`) record when
 /// a heartbeat changes a condition's status, as [`heartbeat`] does after a stop: `NodeReady` for
 /// Ready, `NodeHasSufficientMemory`, `NodeHasNoDiskPressure`, `NodeHasSufficientPID` for the
-/// pressures; "Node <name> status is now: <reason>".
+/// pressures; `Node <name> status is now: <reason>`.
 pub fn status_change_events(name: &str, before: &Node, after: &NodeStatus, now: Timestamp) -> Vec<SimEvent> {
     let status_of = |conditions: Option<&Vec<NodeCondition>>, type_: &str| {
         conditions

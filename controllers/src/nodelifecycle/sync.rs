@@ -217,7 +217,7 @@ impl NodeLifecycleSync {
         }
     }
 
-    /// Upstream `RecordNodeEvent`: "Node <name> event: <Registered|Removing> Node <name> in|from Controller".
+    /// Upstream `RecordNodeEvent`: `Node <name> event: <Registered|Removing> Node <name> in|from Controller`.
     fn record_node_event(&self, name: &str, uid: &str, reason: &str, verb: &str) {
         let preposition = if verb == "Registered" { "in" } else { "from" };
         let message = format!("Node {name} event: {verb} Node {name} {preposition} Controller");
