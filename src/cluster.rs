@@ -289,6 +289,27 @@ struct Informers {
 }
 
 impl Informers {
+    /// One not yet running informer per kind, each with a client from `client`.
+    fn new(client: &dyn Fn() -> Arc<dyn Client>, clock: &Clock) -> Self {
+        fn shared<K: Object>(client: &dyn Fn() -> Arc<dyn Client>, clock: &Clock) -> Shared<K> {
+            Shared::new(Informer::new(client(), clock.clone(), None))
+        }
+        Informers {
+            deployments: shared(client, clock),
+            replicasets: shared(client, clock),
+            pods: shared(client, clock),
+            nodes: shared(client, clock),
+            claims: shared(client, clock),
+            classes: shared(client, clock),
+            namespaces: shared(client, clock),
+            services: shared(client, clock),
+            statefulsets: shared(client, clock),
+            daemonsets: shared(client, clock),
+            jobs: shared(client, clock),
+            revisions: shared(client, clock),
+        }
+    }
+
     fn run(self, shutdown: &CancellationToken) -> Vec<JoinHandle<()>> {
         [
             self.deployments.run(shutdown),
@@ -348,21 +369,7 @@ pub fn start_components(
     shutdown: &CancellationToken,
     client: &dyn Fn(&str) -> Arc<dyn Client>,
 ) -> Vec<JoinHandle<()>> {
-    let shared = || (client("miniplane-informers"), clock.clone());
-    let informers = Informers {
-        deployments: Shared::new(Informer::new(shared().0, shared().1, None)),
-        replicasets: Shared::new(Informer::new(shared().0, shared().1, None)),
-        pods: Shared::new(Informer::new(shared().0, shared().1, None)),
-        nodes: Shared::new(Informer::new(shared().0, shared().1, None)),
-        claims: Shared::new(Informer::new(shared().0, shared().1, None)),
-        classes: Shared::new(Informer::new(shared().0, shared().1, None)),
-        namespaces: Shared::new(Informer::new(shared().0, shared().1, None)),
-        services: Shared::new(Informer::new(shared().0, shared().1, None)),
-        statefulsets: Shared::new(Informer::new(shared().0, shared().1, None)),
-        daemonsets: Shared::new(Informer::new(shared().0, shared().1, None)),
-        jobs: Shared::new(Informer::new(shared().0, shared().1, None)),
-        revisions: Shared::new(Informer::new(shared().0, shared().1, None)),
-    };
+    let informers = Informers::new(&|| client("miniplane-informers"), clock);
     let cx = Context {
         clock,
         sim,
@@ -611,7 +618,8 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
             use controllers::nodelifecycle::controller::NodeLifecycleController;
             use k8s_openapi::api::coordination::v1::Lease;
             let leases = cx.own::<Lease>();
-            let (c, events) = cx.named(name);
+            // Upstream's event source for this controller is `node-controller`.
+            let (c, events) = cx.named("node-controller");
             let (nodes, pods) = (i.nodes.get(), i.pods.get());
             run!(
                 NodeLifecycleController::new(c, clock, events, nodes, pods, &leases),
@@ -771,12 +779,12 @@ mod tests {
 
     #[test]
     fn unknown_controllers_are_each_named_with_the_known_ones() {
-        let err = ControllerSelection::parse("*,-job-controller,bogus").unwrap_err();
-        assert_eq!(err.unknown, ["job-controller", "bogus"]);
+        let err = ControllerSelection::parse("*,-bootstrap-signer-controller,bogus").unwrap_err();
+        assert_eq!(err.unknown, ["bootstrap-signer-controller", "bogus"]);
         let text = err.to_string();
         assert!(
             text.starts_with(
-                "\"job-controller\" is not in the list of known controllers, \"bogus\" is not in the list of known controllers; the known controllers are replicaset-controller, deployment-controller,"
+                "\"bootstrap-signer-controller\" is not in the list of known controllers, \"bogus\" is not in the list of known controllers; the known controllers are replicaset-controller, deployment-controller,"
             ),
             "{text}"
         );
@@ -792,16 +800,7 @@ mod tests {
             ..SimConfig::default()
         };
         let make = |c: &str| client(&api, c);
-        let informers = Informers {
-            deployments: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            replicasets: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            pods: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            nodes: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            claims: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            classes: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            namespaces: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-            services: Shared::new(Informer::new(make("i"), api.clock().clone(), None)),
-        };
+        let informers = Informers::new(&|| make("i"), api.clock());
         let cx = Context {
             clock: api.clock(),
             sim: &sim,

@@ -108,7 +108,7 @@ fn kubelet_does_not_replay_lifecycle_steps_from_a_stale_cache() {
 /// Postmortem: each simulated node refreshed its status and its Lease every 10 s of simulated time.
 /// At `--time-scale 1000` that is every 10 ms of real time per node: each node wrote its status and
 /// its Lease a hundred times a second, crowding out everything else at high time scales. Fix: the heartbeat period is 10 simulated seconds but never less than one real
-/// second ([`heartbeat_period`]); nothing reads a Lease's age yet, so nothing visible changes.
+/// second ([`heartbeat_period`]); the node lifecycle controller keeps its grace periods above a few real seconds for the same reason.
 #[test]
 fn heartbeats_are_at_most_once_per_real_second_at_high_time_scale() {
     for scale in [1.0, 10.0, 100.0, 1000.0, 10_000.0] {
