@@ -12,8 +12,9 @@
 //!   `JobAlreadyActive`;
 //! * `concurrencyPolicy: Replace` deletes the running Job (and its pods) for the next;
 //! * `suspend` stops the runs; `kubectl get cronjob` shows it;
-//! * `examples/workloads/cronjob-timezone.yaml`: the 03:00 Europe/Paris run starts at 01:00 UTC
-//!   in summer, annotated `+02:00`; `kubectl create job --from=cronjob/nightly` makes a Job owned
+//! * `examples/workloads/cronjob-timezone.yaml`, moved to a Paris time a few minutes ahead: the
+//!   run starts at that time less two hours UTC (summer), annotated `+02:00`;
+//!   `kubectl create job --from=cronjob/nightly` makes a Job owned
 //!   by the CronJob that it does not count as a scheduled run (`UnexpectedJob`);
 //! * `ttlSecondsAfterFinished`: a finished Job is deleted after it, with its pods;
 //! * a bad schedule and an unknown time zone are refused with 422 and upstream's messages.
@@ -305,10 +306,11 @@ async fn suspend_stops_the_runs() {
 // Time zones, runs by hand, TTL.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_paris_night_run_and_a_run_by_hand_that_expires() {
-    // 02:58 in Paris (CEST, UTC+2) on 2026-06-01: the 03:00 run is two simulated minutes away.
-    let epoch = SystemTime::UNIX_EPOCH + Duration::from_secs(1_780_275_480);
-    let c = cluster_with(Clock::starting_at(epoch, SCALE)).await;
+async fn a_paris_run_and_a_run_by_hand_that_expires() {
+    // A summer night (CEST, UTC+2): 2026-06-01T00:30:00Z is 02:30 in Paris.
+    let epoch = SystemTime::UNIX_EPOCH + Duration::from_secs(1_780_273_800);
+    let clock = Clock::starting_at(epoch, SCALE);
+    let c = cluster_with(clock.clone()).await;
     // The example's TTL of 60 s is one real second here: five keep the runs in sight.
     let yaml = TIMEZONE.replace("ttlSecondsAfterFinished: 60", "ttlSecondsAfterFinished: 300");
     c.run_with_yaml(&["apply"], &yaml).await;
@@ -317,6 +319,26 @@ async fn a_paris_night_run_and_a_run_by_hand_that_expires() {
         e2e::matches_words(&out, "nightly 0 3 * * * Europe/Paris False 0"),
         "{out}"
     );
+
+    // Move the nightly run to three simulated minutes from now, written in Paris time.
+    let now = jiff::Timestamp::try_from(clock.now()).expect("clock");
+    let at = jiff::Timestamp::from_second((now.as_second() / 60 + 3) * 60).expect("time");
+    let paris = at.to_zoned(jiff::tz::TimeZone::get("Europe/Paris").expect("zone"));
+    let schedule = format!("{} {} * * *", paris.minute(), paris.hour());
+    assert_eq!(paris.hour(), at.to_zoned(jiff::tz::TimeZone::UTC).hour() + 2);
+    let patch = serde_json::json!({"spec": {"schedule": schedule}}).to_string();
+    c.ok(&["patch", "cronjob", "nightly", "-p", &patch]).await;
+
+    // The run: at that UTC time, annotated in Paris time, named by its Unix minute.
+    let run = eventually(&c, "the Paris run", || async {
+        jobs(&c, "nightly").await.into_iter().next()
+    })
+    .await;
+    let expected = paris.strftime("%Y-%m-%dT%H:%M:%S+02:00").to_string();
+    assert_eq!(run["metadata"]["annotations"][SCHEDULED], expected.as_str());
+    assert_eq!(name(&run), format!("nightly-{}", at.as_second() / 60));
+    let cj = c.json(&["get", "cronjob", "nightly"]).await;
+    assert_eq!(time(&cj["status"]["lastScheduleTime"]), at);
 
     // By hand: owned by the CronJob, never one of its scheduled runs.
     c.ok(&["create", "job", "nightly-now", "--from=cronjob/nightly"])
@@ -334,20 +356,7 @@ async fn a_paris_night_run_and_a_run_by_hand_that_expires() {
         seen.iter().any(|m| m == expected).then_some(())
     })
     .await;
-
-    // The scheduled run: 01:00 UTC, annotated in Paris time.
-    let run = eventually(&c, "the 03:00 run", || async {
-        let all = jobs(&c, "nightly").await;
-        all.into_iter().find(|j| name(j) != "nightly-now")
-    })
-    .await;
-    assert_eq!(
-        run["metadata"]["annotations"][SCHEDULED],
-        "2026-06-01T03:00:00+02:00"
-    );
-    assert_eq!(name(&run), format!("nightly-{}", 1_780_275_600 / 60));
     let cj = c.json(&["get", "cronjob", "nightly"]).await;
-    assert_eq!(cj["status"]["lastScheduleTime"], "2026-06-01T01:00:00Z");
     let active: Vec<&str> = cj["status"]["active"]
         .as_array()
         .map(|a| a.iter().filter_map(|r| r["name"].as_str()).collect())
@@ -375,7 +384,7 @@ kind: Job
 metadata:
   name: once
 spec:
-  ttlSecondsAfterFinished: 30
+  ttlSecondsAfterFinished: 300
   template:
     metadata:
       annotations: {sim.miniplane.dev/run-seconds: "2"}
@@ -406,9 +415,9 @@ spec:
         pods["items"].as_array()?.is_empty().then_some(())
     })
     .await;
-    // Not before its TTL: the deletion's event is at least 30 simulated seconds after the finish.
+    // Not before its TTL (300 simulated seconds, five real ones).
     let now = jiff::Timestamp::try_from(clock.now()).expect("clock");
-    assert!(now.as_second() - finished.as_second() >= 30);
+    assert!(now.as_second() - finished.as_second() >= 300);
 }
 
 // ---------------------------------------------------------------------------
