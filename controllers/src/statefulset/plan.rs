@@ -30,9 +30,8 @@
 //! acts on a cache that has not yet seen its own last writes. After a restart the expectations are
 //! empty and the caches are synced before any worker runs, so the first plan sees every pod.
 //!
-//! Simplified against upstream: in Parallel mode the steps are applied one after another rather
-//! than in slow-start batches of goroutines (the effect, every pod created in one sync, is the
-//! same).
+//! The sync applies the steps in order for OrderedReady, and per pod in slow-start batches of
+//! concurrent calls for Parallel (upstream `runForAll` / `slowStartBatch`).
 
 use std::collections::BTreeMap;
 

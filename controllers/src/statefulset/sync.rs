@@ -29,6 +29,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use futures::future::join_all;
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetStatus};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use store::Clock;
@@ -36,9 +37,10 @@ use store::Clock;
 use super::plan::{Plan, PlanInput, Step, update_stateful_set};
 use super::revisions::{UpdateRevision, choose_update_revision, current_revision, truncate_history};
 use super::status::{availability_requeue_after, complete_rolling_update, inconsistent_status};
-use super::utils::{apply_revision, is_member_of};
+use super::utils::{allows_burst, apply_revision, is_member_of};
 use crate::controller_ref_manager::ControllerRefManager;
 use crate::controller_utils::selector::selector_of;
+use crate::controller_utils::slow_start::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
 use crate::history::{controller_revision_name_for, sort_controller_revisions};
 use crate::runtime::client::{ClientError, PatchType, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
@@ -247,9 +249,16 @@ impl StatefulSetSync {
         }
     }
 
-    /// Applies the plan's steps in order, stopping at the first failure. Every pod create and
-    /// delete is expected first; the ones that did not happen are taken off again.
+    /// Applies the plan's steps, stopping at the first failure. Every pod create and delete is
+    /// expected first; the ones that did not happen are taken off again.
+    ///
+    /// OrderedReady applies the steps one after another. Parallel groups them by pod and runs the
+    /// groups in slow-start batches (1, 2, 4, ...) of concurrent calls, as upstream's
+    /// `slowStartBatch`, stopping after a batch with a failure.
     async fn apply(&self, set: &StatefulSet, key: &str, steps: Vec<Step>) -> Result<(), ReconcileError> {
+        if steps.is_empty() {
+            return Ok(());
+        }
         let ns = set.metadata.namespace.as_deref().unwrap_or("");
         let creates = steps.iter().filter(|s| matches!(s, Step::CreatePod(_))).count();
         let deletes: Vec<String> = steps
@@ -259,21 +268,64 @@ impl StatefulSetSync {
                 _ => None,
             })
             .collect();
-        if steps.is_empty() {
-            return Ok(());
-        }
         self.expectations.expect_deletions(key, &deletes);
         self.expectations
             .counts()
             .raise_expectations(key, creates as i64, 0);
-        let mut pending_creates = creates as i64;
-        // Deletions not yet issued: nothing will report them if the sync stops early.
-        let mut pending_deletes: Vec<String> = deletes.clone();
+
+        let (units, batches) = if allows_burst(set) {
+            let units = group_by_pod(steps);
+            let batches = slow_start_batches(units.len(), SLOW_START_INITIAL_BATCH_SIZE);
+            (units, batches)
+        } else {
+            let units: Vec<Vec<Step>> = steps.into_iter().map(|s| vec![s]).collect();
+            let batches = vec![1; units.len()];
+            (units, batches)
+        };
+        let mut units = units.into_iter();
+        let mut attempted_creates = 0i64;
+        let mut attempted_deletes: Vec<String> = Vec::new();
+        let mut failure = None;
+        for size in batches {
+            let batch: Vec<Vec<Step>> = units.by_ref().take(size).collect();
+            let results = join_all(batch.into_iter().map(|unit| self.apply_unit(set, key, ns, unit))).await;
+            for (created, deleted, result) in results {
+                attempted_creates += created;
+                attempted_deletes.extend(deleted);
+                if let Err(e) = result {
+                    failure.get_or_insert(e);
+                }
+            }
+            if failure.is_some() {
+                break;
+            }
+        }
+        let Some(e) = failure else { return Ok(()) };
+        // Nothing will report the writes that were never made.
+        self.expectations
+            .lower_expectations(key, creates as i64 - attempted_creates, 0);
+        for d in deletes.iter().filter(|d| !attempted_deletes.contains(d)) {
+            self.expectations.deletion_observed(key, d);
+        }
+        Err(e.into())
+    }
+
+    /// Applies the steps of one pod in order; returns how many creates and which deletes it
+    /// attempted (a failed one already lowered its expectation), and the first error.
+    async fn apply_unit(
+        &self,
+        set: &StatefulSet,
+        key: &str,
+        ns: &str,
+        steps: Vec<Step>,
+    ) -> (i64, Vec<String>, Result<(), ClientError>) {
+        let mut created = 0;
+        let mut deleted = Vec::new();
         for step in steps {
             let result = match &step {
                 Step::CreateClaims { pod, claims } => self.create_claims(set, pod, claims).await,
                 Step::CreatePod(pod) => {
-                    pending_creates -= 1;
+                    created += 1;
                     let r = self.create_pod(set, pod).await;
                     if r.is_err() {
                         self.expectations.creation_observed(key);
@@ -288,7 +340,7 @@ impl StatefulSetSync {
                 } => self.set_claim_owners(ns, claim, owner_references).await,
                 Step::DeletePod { name, .. } => {
                     let pod_key = object_key(Some(ns), name);
-                    pending_deletes.retain(|k| *k != pod_key);
+                    deleted.push(pod_key.clone());
                     let r = self.delete_pod(set, name).await;
                     if r.is_err() {
                         self.expectations.deletion_observed(key, &pod_key);
@@ -297,14 +349,10 @@ impl StatefulSetSync {
                 }
             };
             if let Err(e) = result {
-                self.expectations.lower_expectations(key, pending_creates, 0);
-                for d in &pending_deletes {
-                    self.expectations.deletion_observed(key, d);
-                }
-                return Err(e.into());
+                return (created, deleted, Err(e));
             }
         }
-        Ok(())
+        (created, deleted, Ok(()))
     }
 
     /// Upstream `createPersistentVolumeClaims`: each claim, with its event; one that exists
@@ -443,4 +491,26 @@ impl StatefulSetSync {
             other => other.map(drop),
         }
     }
+}
+
+/// The pod a step is about.
+fn pod_of(step: &Step) -> &str {
+    match step {
+        Step::CreateClaims { pod, .. } | Step::SetClaimOwners { pod, .. } => pod,
+        Step::CreatePod(p) | Step::UpdatePod(p) => name_of(&p.metadata),
+        Step::DeletePod { name, .. } => name,
+    }
+}
+
+/// The steps grouped by pod, groups in the order of their first step, steps in plan order.
+fn group_by_pod(steps: Vec<Step>) -> Vec<Vec<Step>> {
+    let mut groups: Vec<(String, Vec<Step>)> = Vec::new();
+    for step in steps {
+        let pod = pod_of(&step).to_owned();
+        match groups.iter_mut().find(|(p, _)| *p == pod) {
+            Some((_, g)) => g.push(step),
+            None => groups.push((pod, vec![step])),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
 }
