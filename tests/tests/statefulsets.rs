@@ -360,6 +360,15 @@ async fn ordered_ready_creates_in_order_scales_down_from_the_top_and_keeps_claim
             "no {needle:?} in\n{events}"
         );
     }
+    let described = c.ok(&["describe", "statefulset", "web"]).await;
+    assert!(
+        e2e::matches_words(&described, "Pods Status: 2 Running"),
+        "{described}"
+    );
+    assert!(
+        e2e::matches_words(&described, "Volume Claims: Name: www"),
+        "{described}"
+    );
     let table = c.ok(&["get", "statefulset", "web"]).await;
     assert!(e2e::matches_words(&table, "web 2/2"), "{table}");
     let sts = c.json(&["get", "statefulset", "web"]).await;
