@@ -503,7 +503,7 @@ fn pod_of(step: &Step) -> &str {
 }
 
 /// The steps grouped by pod, groups in the order of their first step, steps in plan order.
-fn group_by_pod(steps: Vec<Step>) -> Vec<Vec<Step>> {
+pub(crate) fn group_by_pod(steps: Vec<Step>) -> Vec<Vec<Step>> {
     let mut groups: Vec<(String, Vec<Step>)> = Vec::new();
     for step in steps {
         let pod = pod_of(&step).to_owned();

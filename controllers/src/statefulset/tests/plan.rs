@@ -327,3 +327,27 @@ fn ordinals_start_at_spec_ordinals_start() {
     let pods = [old, pod(&s, 3, &r).ready(), pod(&s, 4, &r).ready()];
     assert_eq!(steps(&plan(&s, &pods)), ["delete web-2 ScaleDown"]);
 }
+
+#[test]
+fn parallel_steps_are_grouped_by_pod_in_plan_order() {
+    let s = set(3).parallel().with_claims();
+    let p = plan(&s, &[]);
+    let groups = crate::statefulset::sync::group_by_pod(p.steps);
+    let shape: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            steps(&Plan {
+                steps: g.clone(),
+                status: Default::default(),
+            })
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            ["claims web-0 [\"www-web-0\"]", "create web-0"],
+            ["claims web-1 [\"www-web-1\"]", "create web-1"],
+            ["claims web-2 [\"www-web-2\"]", "create web-2"],
+        ]
+    );
+}
