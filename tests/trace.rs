@@ -107,7 +107,7 @@ fn missing(lines: &[String]) -> Vec<&'static str> {
 async fn appears(path: &Path) {
     let wait = async {
         while !path.is_file() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            store::Clock::system().sleep(Duration::from_millis(20)).await;
         }
     };
     tokio::time::timeout(Duration::from_secs(30), wait)
@@ -160,7 +160,7 @@ async fn the_trace_covers_every_workload_controller() {
             if missing(&lines.lock().unwrap()).is_empty() {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            store::Clock::system().sleep(Duration::from_millis(100)).await;
         }
     };
     let outcome = tokio::time::timeout(Duration::from_secs(60), covered).await;
