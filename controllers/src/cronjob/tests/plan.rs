@@ -273,3 +273,36 @@ fn the_job_carries_name_annotation_labels_and_controller_reference() {
     assert_eq!(status.last_schedule_time.unwrap().0, scheduled);
     assert_eq!(status.active.unwrap()[0].uid.as_deref(), Some("u1"));
 }
+
+#[test]
+fn many_missed_times_warn_and_start_only_the_most_recent() {
+    let cj = cronjob("*/1 * * * *", "2018-01-01T00:00:10Z");
+    let plan = decide(&cj, ts("2018-01-02T00:00:30Z"));
+    assert_eq!(plan.notes.len(), 1);
+    assert_eq!(plan.notes[0].reason, "TooManyMissedTimes");
+    assert_eq!(
+        plan.notes[0].message,
+        "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew"
+    );
+    assert!(plan.notes[0].warning);
+    assert_eq!(start_time(&plan.decision), Some(ts("2018-01-02T00:00:00Z")));
+    // A deadline of a minute keeps the search short: no warning.
+    let plan = decide(&cj.deadline(60), ts("2018-01-02T00:00:30Z"));
+    assert!(plan.notes.is_empty());
+    assert_eq!(start_time(&plan.decision), Some(ts("2018-01-02T00:00:00Z")));
+}
+
+#[test]
+fn a_deadline_counts_from_now_back() {
+    // The search starts at the later of the last run and now − startingDeadlineSeconds, so a
+    // time it finds is within the deadline (upstream's MissSchedule check then never fires).
+    let cj = cronjob("*/1 * * * *", "2018-01-01T00:00:10Z")
+        .last_scheduled("2018-01-01T00:01:00Z")
+        .deadline(10);
+    let plan = decide(&cj, ts("2018-01-01T00:02:05Z"));
+    assert_eq!(start_time(&plan.decision), Some(ts("2018-01-01T00:02:00Z")));
+    let cj = cj.deadline(100);
+    let plan = decide(&cj, ts("2018-01-01T00:03:59Z"));
+    // The search starts at 00:02:19: the 00:03 run is due and within its deadline.
+    assert_eq!(start_time(&plan.decision), Some(ts("2018-01-01T00:03:00Z")));
+}
