@@ -52,6 +52,8 @@ pub struct SimConfig {
     pub controllers: ControllerSelection,
     /// Whether the scheduler runs.
     pub scheduler: bool,
+    /// Terminated pods the pod garbage collector keeps (`--terminated-pod-gc-threshold`; 0: all).
+    pub terminated_pod_gc_threshold: usize,
 }
 
 impl Default for SimConfig {
@@ -64,6 +66,7 @@ impl Default for SimConfig {
             ca_key: None,
             controllers: ControllerSelection::all(),
             scheduler: true,
+            terminated_pod_gc_threshold: controllers::podgc::sync::DEFAULT_TERMINATED_POD_THRESHOLD,
         }
     }
 }
@@ -612,7 +615,11 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
         "pod-garbage-collector-controller" => {
             use controllers::podgc::controller::PodGcController;
             let c = (cx.client)(name);
-            run!(PodGcController::new(c, clock, i.pods.get(), i.nodes.get()))
+            let threshold = cx.sim.terminated_pod_gc_threshold;
+            run!(
+                PodGcController::new(c, clock, i.pods.get(), i.nodes.get())
+                    .with_terminated_pod_threshold(threshold)
+            )
         }
         "node-lifecycle-controller" => {
             use controllers::nodelifecycle::controller::NodeLifecycleController;

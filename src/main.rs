@@ -67,6 +67,11 @@ struct UpArgs {
     /// Number of simulated nodes.
     #[arg(long, default_value_t = 3)]
     nodes: usize,
+    /// Terminated pods (Succeeded, Failed) kept before the pod garbage
+    /// collector deletes the oldest; 0 keeps them all
+    /// (kube-controller-manager's flag).
+    #[arg(long, default_value_t = controllers::podgc::sync::DEFAULT_TERMINATED_POD_THRESHOLD)]
+    terminated_pod_gc_threshold: usize,
     /// Log the controllers' work step by step: informer event, enqueued
     /// key, sync start, the API writes it made, outcome and duration.
     #[arg(long, value_parser = ["controllers"])]
@@ -211,6 +216,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         sim: Some(miniplane::cluster::SimConfig {
             nodes: args.nodes,
             controllers: args.controllers,
+            terminated_pod_gc_threshold: args.terminated_pod_gc_threshold,
             ..Default::default()
         }),
         seed: args.seed.unwrap_or_else(rand::random),

@@ -14,10 +14,8 @@
 //!
 //! Both fail with `--controllers=*,-podgc` (checked by hand): nothing else removes these pods.
 //!
-//! Not covered here: the terminated-pod threshold. The cluster starts the controller with
-//! kube-controller-manager's default (12500 terminated pods) and `SimConfig` has no setting for
-//! it, so the threshold is tested at the controller level
-//! (`controllers/src/podgc/tests/controller.rs`, on paused time, with a threshold of 2).
+//! * the terminated-pod threshold (`SimConfig::terminated_pod_gc_threshold`, the flag
+//!   `--terminated-pod-gc-threshold`): of five finished pods only the two newest stay.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
@@ -238,4 +236,59 @@ async fn terminating_pods_of_an_out_of_service_node_are_force_deleted() {
     })
     .await;
     c.stop().await;
+}
+
+/// Five pods that exit at once, created one after another (so their creation times differ).
+fn finished_pod(i: usize) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: done-{i}
+  labels: {{app: done}}
+  annotations: {{sim.miniplane.dev/run-seconds: "1"}}
+spec:
+  restartPolicy: Never
+  containers: [{{name: c, image: busybox:1.36}}]
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminated_pods_beyond_the_threshold_go_oldest_first() {
+    let c = Cluster::start_with(Config {
+        clock: Clock::scaled(SCALE),
+        sim: Some(SimConfig {
+            nodes: 3,
+            terminated_pod_gc_threshold: 2,
+            ..SimConfig::default()
+        }),
+        ..Config::ephemeral()
+    })
+    .await;
+    for i in 0..5 {
+        let created = c.run_with_yaml(&["create"], &finished_pod(i)).await;
+        assert!(created.success, "{}", created.stderr);
+        // One simulated second apart: the creation timestamps order them.
+        c.server()
+            .api()
+            .clock()
+            .sleep(std::time::Duration::from_secs(1))
+            .await;
+    }
+    let left = c
+        .eventually_json(
+            &["get", "pods", "-l", "app=done"],
+            "two finished pods left",
+            |v| {
+                let pods = items(v);
+                pods.len() == 2 && pods.iter().all(|p| p["status"]["phase"] == "Succeeded")
+            },
+        )
+        .await;
+    let names: BTreeSet<String> = items(&left).iter().map(name).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["done-3".to_string(), "done-4".to_string()])
+    );
 }
