@@ -408,21 +408,33 @@ impl Server {
         &self.api
     }
 
-    /// Stops accepting, ends watches, waits (bounded) for in-flight requests,
-    /// and flushes the store.
+    /// Stops accepting, ends watches, waits (bounded) for in-flight requests
+    /// and components, and flushes the store.
     pub async fn stop(self) -> Result<(), UpError> {
         self.shutdown.cancel();
-        // Requests still running after the grace period are dropped with the task.
+        let (mut http, mut components) = (self.http, self.components);
         let all = async {
-            for server in self.http {
+            for server in &mut http {
                 let _ = server.await;
             }
-            for component in self.components {
+            for component in &mut components {
                 let _ = component.await;
             }
         };
         if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
-            tracing::warn!("some connections or components did not stop in time");
+            // Aborted, not detached: a task left running would keep the store
+            // (and its files) open after `stop` returned, and a restart on the
+            // same data dir would find them locked.
+            tracing::warn!("some connections or components did not stop in time; aborting them");
+            // (A handle already awaited to completion must not be polled again.)
+            for server in http.into_iter().filter(|t| !t.is_finished()) {
+                server.abort();
+                let _ = server.await;
+            }
+            for component in components.into_iter().filter(|t| !t.is_finished()) {
+                component.abort();
+                let _ = component.await;
+            }
         }
         self.api.store().close().await?;
         Ok(())
