@@ -30,5 +30,7 @@ pub mod runtime;
 pub mod serviceaccount;
 pub mod statefulset;
 pub mod tainteviction;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod ttlafterfinished;
 pub mod volume;

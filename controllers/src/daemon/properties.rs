@@ -27,13 +27,14 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use proptest::prelude::*;
-use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::{TestRng, TestRunner};
 
 use super::backoff::Backoff;
 use super::plan::{get_nodes_to_daemon_pods, manage};
 use super::tests::fixtures::{ds, node, pod, t};
 use super::update::{rolling_update, surge_count};
 use crate::controller_utils::pods::is_pod_available;
+use crate::testing::proptest_rng;
 
 #[derive(Clone, Debug)]
 struct ModelPod {
@@ -227,14 +228,7 @@ fn surge() -> impl Strategy<Value = IntOrString> {
 /// The generator's seed: `MINIPLANE_PROPTEST_SEED` (a u64; `random` for a fresh one) if set, else a
 /// fixed one, so that `cargo test` is repeatable (as the Deployment's property tests).
 fn rng() -> (u64, TestRng) {
-    let seed: u64 = match std::env::var("MINIPLANE_PROPTEST_SEED").ok().as_deref() {
-        Some("random") => rand::random(),
-        Some(v) => v.parse().expect("MINIPLANE_PROPTEST_SEED is a u64 or `random`"),
-        None => 0x6461_656d_6f6e_7365,
-    };
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    (seed, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+    proptest_rng(0x6461_656d_6f6e_7365)
 }
 
 /// Runs one case: the random steps with the checks, then convergence.

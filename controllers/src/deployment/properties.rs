@@ -41,7 +41,7 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use proptest::prelude::*;
-use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+use proptest::test_runner::{TestRng, TestRunner};
 
 use super::plan::{CreateConflict, Step, on_create_conflict, plan_rollout};
 use super::util::{
@@ -49,6 +49,7 @@ use super::util::{
     get_deployment_condition, get_desired_replicas_annotation, is_active, max_surge, max_unavailable,
     name_of, rs_replicas, spec_replicas,
 };
+use crate::testing::proptest_rng;
 
 /// Syncs allowed for the rollout to complete once disruptions stop (each round: sync, reconcile, all
 /// pods ready, time past `minReadySeconds`). The slowest rollout generated (10 replicas, one pod per
@@ -750,14 +751,7 @@ fn cases() -> u32 {
 /// [`rolling_step_does_not_grow_an_old_replica_set_whose_status_lags`] (about one case in 9,000), since
 /// fixed. Explore with e.g. `MINIPLANE_PROPTEST_SEED=random PROPTEST_CASES=20000`.
 fn rng() -> (u64, TestRng) {
-    let seed: u64 = match std::env::var("MINIPLANE_PROPTEST_SEED").ok().as_deref() {
-        Some("random") => rand::random(),
-        Some(v) => v.parse().expect("MINIPLANE_PROPTEST_SEED is a u64 or `random`"),
-        None => 0x6d69_6e69_706c_616e,
-    };
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    (seed, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+    proptest_rng(0x6d69_6e69_706c_616e)
 }
 
 /// Properties 1–4 over random sequences of up to 40 steps.

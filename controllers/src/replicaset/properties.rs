@@ -25,17 +25,16 @@
 //! under that and does not model the expiry.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, SystemTime};
 
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetSpec};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use proptest::prelude::*;
-use store::Clock;
 
 use super::plan::{BURST_REPLICAS, ReplicasPlan, plan_replicas};
 use crate::runtime::UidTrackingControllerExpectations;
+use crate::testing::test_clock;
 
 const KEY: &str = "default/web";
 
@@ -104,7 +103,7 @@ struct World {
 
 impl World {
     fn new(replicas: i32, burst: usize) -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
+        let clock = test_clock();
         World {
             replicas,
             burst,

@@ -22,13 +22,11 @@
 //!    all at the update revision when nothing is partitioned (RollingUpdate).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use proptest::prelude::*;
-use store::Clock;
 
 use super::plan::{PlanInput, Step, update_stateful_set};
 use super::tests::fixtures::{PodExt, SetExt, now, set};
@@ -37,6 +35,7 @@ use super::utils::{
     new_revision,
 };
 use crate::runtime::{UidTrackingControllerExpectations, name_of};
+use crate::testing::test_clock;
 
 const KEY: &str = "default/web";
 
@@ -312,7 +311,7 @@ proptest! {
         (set, current) in the_set(),
         ops in prop::collection::vec(op(), 1..80),
     ) {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
+        let clock = test_clock();
         let mut w = World {
             set,
             current,

@@ -2,29 +2,17 @@
 //! an approved request is issued a certificate, a request with the wrong
 //! usages is marked Failed, a pending one is left alone.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
-use store::Clock;
 
 use super::fixtures::{ca, csr, request, with_condition};
 use crate::certificates::controller::CsrSigningController;
 use crate::certificates::plan::{DEFAULT_CERT_TTL, KUBE_APISERVER_CLIENT};
 use crate::runtime::client::to_value;
-use crate::runtime::{Client, InProcessClient, Informer, Typed};
-
-/// Polls every simulated 10 ms, up to a simulated minute, until `check` holds.
-async fn eventually<F: std::future::Future<Output = bool>>(clock: &Clock, what: &str, check: impl Fn() -> F) {
-    for _ in 0..6000 {
-        if check().await {
-            return;
-        }
-        clock.sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
+use crate::runtime::{Informer, Typed};
+use crate::testing::{eventually_holds, stop_tasks, test_client, test_clock};
 
 /// PUT the request's conditions to `approval`, as `kubectl certificate approve` does.
 async fn approve(csrs: &Typed<CertificateSigningRequest>, name: &str) {
@@ -38,9 +26,8 @@ async fn approve(csrs: &Typed<CertificateSigningRequest>, name: &str) {
 
 #[tokio::test(start_paused = true)]
 async fn approved_requests_are_issued_and_wrong_ones_fail() {
-    let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-    let api = TestApi::builder().clock(clock.clone()).build().await;
-    let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+    let clock = test_clock();
+    let client = test_client(&clock).await;
     let csrs = Typed::<CertificateSigningRequest>::new(client.clone());
 
     let mut tasks = Tasks::new();
@@ -66,14 +53,14 @@ async fn approved_requests_are_issued_and_wrong_ones_fail() {
         let csrs = csrs.clone();
         async move { csrs.get(None, name).await.unwrap().status.unwrap_or_default() }
     };
-    eventually(&clock, "a certificate for good", || async {
+    eventually_holds(&clock, "a certificate for good", || async {
         status("good").await.certificate.is_some()
     })
     .await;
     let cert = String::from_utf8(status("good").await.certificate.unwrap().0).unwrap();
     assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"), "{cert}");
 
-    eventually(&clock, "server marked Failed", || async {
+    eventually_holds(&clock, "server marked Failed", || async {
         status("server")
             .await
             .conditions
@@ -95,5 +82,5 @@ async fn approved_requests_are_issued_and_wrong_ones_fail() {
     let pending = status("pending").await;
     assert!(pending.certificate.is_none() && pending.conditions.is_none());
 
-    tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(tasks).await;
 }

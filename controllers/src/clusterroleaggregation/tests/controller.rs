@@ -2,7 +2,6 @@
 //! roles, on paused tokio time.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
 
 use apiserver::testkit::{Tasks, TestApi};
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -11,31 +10,26 @@ use store::Clock;
 
 use crate::clusterroleaggregation::controller::ClusterRoleAggregationController;
 use crate::runtime::{Client, InProcessClient, Informer, Typed};
+use crate::testing::{eventually, stop_tasks, test_clock};
 
 /// Polls until `role` has a rule on `resource`, for up to 60 s of simulated time.
 async fn wait_for_rule(clock: &Clock, roles: &Typed<ClusterRole>, role: &str, resource: &str) -> ClusterRole {
-    let found = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            let r = roles.get(None, role).await.unwrap();
-            let has = r
-                .rules
-                .iter()
-                .flatten()
-                .any(|rule| rule.resources.iter().flatten().any(|x| x == resource));
-            if has {
-                return r;
-            }
-            clock.sleep(Duration::from_millis(20)).await;
-        }
-    });
-    found
-        .await
-        .unwrap_or_else(|_| panic!("{role} never got a rule on {resource}"))
+    let what = format!("a rule on {resource} in {role}");
+    eventually(clock, &what, async || {
+        let r = roles.get(None, role).await.unwrap();
+        let has = r
+            .rules
+            .iter()
+            .flatten()
+            .any(|rule| rule.resources.iter().flatten().any(|x| x == resource));
+        has.then_some(r)
+    })
+    .await
 }
 
 #[tokio::test(start_paused = true)]
 async fn admin_edit_and_view_aggregate_and_follow_new_roles() {
-    let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
+    let clock = test_clock();
     let api = TestApi::builder().clock(clock.clone()).build().await;
     apiserver::auth::bootstrap_policy::ensure(&api).await.unwrap();
     let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
@@ -71,5 +65,5 @@ async fn admin_edit_and_view_aggregate_and_follow_new_roles() {
     for role in ["view", "edit", "admin"] {
         wait_for_rule(&clock, &roles, role, "widgets").await;
     }
-    tasks.stop(Duration::from_secs(10)).await.expect("tasks stop");
+    stop_tasks(tasks).await;
 }

@@ -2,20 +2,19 @@
 //! time (the clock starts at 2023-11-14T22:13:20Z). No Job controller runs here: the tests
 //! finish Jobs by writing their status, as the Job controller would.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::Event;
 use serde_json::json;
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::cronjob::controller::CronJobController;
 use crate::cronjob::plan::SCHEDULED_TIMESTAMP_ANNOTATION;
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Typed};
+use crate::runtime::{Informer, ListParams, PatchType, Typed};
+use crate::testing::{poll, stop_tasks, test_client, test_clock};
 
 /// Unix minute of the clock's first full minute (2023-11-14T22:14:00Z).
 const FIRST_MINUTE: i64 = 28_333_334;
@@ -30,9 +29,8 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             cronjobs: Typed::new(client.clone()),
             jobs: Typed::new(client.clone()),
@@ -54,29 +52,12 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        self.tasks
-            .stop(Duration::from_secs(10))
-            .await
-            .expect("every task stops");
+        stop_tasks(self.tasks).await;
     }
 
     /// Polls every simulated second until `check` answers, for up to `limit` simulated.
-    async fn eventually<T, F, Fut>(&self, what: &str, limit: Duration, mut check: F) -> T
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let polled = timeout(limit, async {
-            loop {
-                if let Some(v) = check().await {
-                    return v;
-                }
-                self.clock.sleep(Duration::from_secs(1)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    async fn eventually<T>(&self, what: &str, limit: Duration, check: impl AsyncFnMut() -> Option<T>) -> T {
+        poll(&self.clock, what, limit, Duration::from_secs(1), check).await
     }
 
     async fn create(&self, cj: serde_json::Value) {

@@ -3,20 +3,19 @@
 //! the tests mark them Ready (or Failed) through the status subresource, as a kubelet would.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use serde_json::json;
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::daemon::controller::DaemonSetsController;
 use crate::daemon::placement::{get_target_node_name, hash_label};
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Typed};
+use crate::runtime::{Informer, ListParams, PatchType, Typed};
+use crate::testing::{eventually, stop_tasks, test_client, test_clock};
 
 struct Cluster {
     clock: Clock,
@@ -32,11 +31,8 @@ const NS: Option<&str> = Some("default");
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let client: Arc<dyn Client> = {
-            let api = TestApi::builder().clock(clock.clone()).build().await;
-            Arc::new(InProcessClient::new(api, "test"))
-        };
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             ds: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -67,26 +63,11 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
-    async fn eventually<T, F, Fut>(&self, what: &str, mut check: F) -> T
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let polled = timeout(Duration::from_secs(60), async {
-            loop {
-                if let Some(v) = check().await {
-                    return v;
-                }
-                self.clock.sleep(Duration::from_millis(20)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    async fn eventually<T>(&self, what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+        eventually(&self.clock, what, check).await
     }
 
     async fn node(&self, name: &str, labels: serde_json::Value) {

@@ -2,10 +2,9 @@
 //! ReplicaSet controller. The test itself plays the kubelet: it marks pods Ready through the
 //! `pods/status` subresource, one at a time where the steps of a rollout matter.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::{Value, json};
@@ -16,7 +15,8 @@ use crate::controller_utils::pods::is_pod_ready;
 use crate::deployment::controller::DeploymentController;
 use crate::deployment::util::{DEFAULT_DEPLOYMENT_UNIQUE_LABEL_KEY, REVISION_ANNOTATION};
 use crate::replicaset::controller::ReplicaSetController;
-use crate::runtime::{Client, InProcessClient, Informer, PatchType, Recorder, Typed};
+use crate::runtime::{Informer, PatchType, Recorder, Typed};
+use crate::testing::{poll, test_client};
 
 const NS: Option<&str> = Some("default");
 /// Upper bound of every wait.
@@ -35,10 +35,7 @@ struct Cluster {
 impl Cluster {
     async fn start() -> Cluster {
         let clock = Clock::system();
-        let client: Arc<dyn Client> = {
-            let api = TestApi::builder().clock(clock.clone()).build().await;
-            Arc::new(InProcessClient::new(api, "test"))
-        };
+        let client = test_client(&clock).await;
         let d_inf = Informer::<Deployment>::new(client.clone(), clock.clone(), None);
         let rs_inf = Informer::<ReplicaSet>::new(client.clone(), clock.clone(), None);
         let pod_inf = Informer::<Pod>::new(client.clone(), clock.clone(), None);
@@ -124,19 +121,12 @@ impl Cluster {
 
     /// Keeps marking pods ready until `done` holds for the Deployment.
     async fn settle(&self, what: &str, done: impl Fn(&Deployment) -> bool) -> Deployment {
-        let wait = async {
-            loop {
-                self.make_ready(usize::MAX).await;
-                let d = self.deployment().await;
-                if done(&d) {
-                    return d;
-                }
-                self.clock.sleep(Duration::from_millis(10)).await;
-            }
-        };
-        timeout(WAIT, wait)
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+        poll(&self.clock, what, WAIT, Duration::from_millis(10), async || {
+            self.make_ready(usize::MAX).await;
+            let d = self.deployment().await;
+            done(&d).then_some(d)
+        })
+        .await
     }
 
     /// How many pods `rs` controls.

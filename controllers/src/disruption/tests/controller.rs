@@ -3,17 +3,17 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use serde_json::{Value, json};
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::disruption::controller::{DisruptionController, DisruptionInformers};
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, PatchType, Typed};
+use crate::runtime::{Client, Informer, PatchType, Typed};
+use crate::testing::{poll, stop_tasks, test_client, test_clock};
 
 /// The API, typed clients for the test, and what runs.
 struct Cluster {
@@ -27,9 +27,8 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             rs: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -70,25 +69,18 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
     /// Polls until the budget's status satisfies `check`, for up to 300 s of simulated time.
     async fn wait_for_status(&self, what: &str, check: impl Fn(&Value) -> bool) -> Value {
-        let polled = timeout(Duration::from_secs(300), async {
-            loop {
-                let pdb = self.pdbs.get(Some("default"), "web").await.unwrap();
-                let status = serde_json::to_value(pdb.status).unwrap();
-                if check(&status) {
-                    return status;
-                }
-                self.clock.sleep(Duration::from_millis(50)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+        let (limit, every) = (Duration::from_secs(300), Duration::from_millis(50));
+        poll(&self.clock, what, limit, every, async || {
+            let pdb = self.pdbs.get(Some("default"), "web").await.unwrap();
+            let status = serde_json::to_value(pdb.status).unwrap();
+            check(&status).then_some(status)
+        })
+        .await
     }
 
     /// A ReplicaSet `web` of 3 (no controller runs: the test makes its pods).

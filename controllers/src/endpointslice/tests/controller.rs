@@ -3,9 +3,9 @@
 //! from the test (there is no kubelet).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use serde_json::{Value, json};
@@ -13,7 +13,8 @@ use store::Clock;
 
 use crate::endpoint::controller::EndpointsController;
 use crate::endpointslice::controller::EndpointSliceController;
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Typed};
+use crate::runtime::{Client, Informer, ListParams, PatchType, Typed};
+use crate::testing::{poll, stop_tasks, test_client, test_clock};
 
 /// The API, typed clients, and what runs.
 pub(crate) struct World {
@@ -25,9 +26,8 @@ pub(crate) struct World {
 impl World {
     /// Both controllers and their informers, started.
     pub async fn start() -> World {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         let mut tasks = Tasks::new();
         let services = Informer::<Service>::new(client.clone(), clock.clone(), None);
         let pods = Informer::<Pod>::new(client.clone(), clock.clone(), None);
@@ -71,14 +71,15 @@ impl World {
     }
 
     /// Polls every simulated 10 ms, up to a simulated minute, until `check` holds.
-    pub async fn eventually<T>(&self, what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-        for _ in 0..6000 {
-            if let Some(v) = check().await {
-                return v;
-            }
-            self.clock.sleep(Duration::from_millis(10)).await;
-        }
-        panic!("timed out waiting for {what}");
+    pub async fn eventually<T>(&self, what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+        poll(
+            &self.clock,
+            what,
+            Duration::from_secs(60),
+            Duration::from_millis(10),
+            check,
+        )
+        .await
     }
 
     pub async fn slices(&self) -> Vec<EndpointSlice> {
@@ -209,5 +210,5 @@ async fn slices_and_endpoints_follow_pods_by_port_set() {
         (!serde_json::to_string(&ep).ok()?.contains("\"a\"")).then_some(())
     })
     .await;
-    w.tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(w.tasks).await;
 }

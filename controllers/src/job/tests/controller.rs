@@ -3,20 +3,19 @@
 //! states through the status subresource.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::json;
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::job::controller::JobController;
 use crate::job::tracking::JOB_TRACKING_FINALIZER;
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Typed};
+use crate::runtime::{Informer, ListParams, PatchType, Typed};
+use crate::testing::{poll, stop_tasks, test_client, test_clock};
 
 struct Cluster {
     clock: Clock,
@@ -28,11 +27,8 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let client: Arc<dyn Client> = {
-            let api = TestApi::builder().clock(clock.clone()).build().await;
-            Arc::new(InProcessClient::new(api, "test"))
-        };
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             jobs: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -57,36 +53,23 @@ impl Cluster {
     /// Stops the controller and its informers (the API keeps running).
     async fn stop_controller(&mut self) {
         let tasks = std::mem::replace(&mut self.tasks, Tasks::new());
-        tasks
-            .stop(Duration::from_secs(10))
-            .await
-            .expect("every task stops");
+        stop_tasks(tasks).await;
     }
 
     async fn stop(self) {
-        self.tasks
-            .stop(Duration::from_secs(10))
-            .await
-            .expect("every task stops");
+        stop_tasks(self.tasks).await;
     }
 
     /// Polls (on the clock) until `check` returns `Some`, for up to 10 simulated minutes.
-    async fn eventually<T, F, Fut>(&self, what: &str, mut check: F) -> T
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let polled = timeout(Duration::from_secs(600), async {
-            loop {
-                if let Some(v) = check().await {
-                    return v;
-                }
-                self.clock.sleep(Duration::from_millis(50)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    async fn eventually<T>(&self, what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+        poll(
+            &self.clock,
+            what,
+            Duration::from_secs(600),
+            Duration::from_millis(50),
+            check,
+        )
+        .await
     }
 
     async fn all_pods(&self) -> Vec<Pod> {

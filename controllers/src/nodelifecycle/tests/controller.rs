@@ -4,9 +4,9 @@
 //! is left alone.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
@@ -15,7 +15,8 @@ use store::Clock;
 
 use crate::nodelifecycle::controller::NodeLifecycleController;
 use crate::nodelifecycle::health::Periods;
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Recorder, Typed};
+use crate::runtime::{Client, Informer, ListParams, PatchType, Recorder, Typed};
+use crate::testing::{holds_within, stop_tasks, test_client, test_clock};
 
 struct Cluster {
     clock: Clock,
@@ -28,9 +29,8 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             nodes: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -63,8 +63,7 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
     fn now(&self) -> String {
@@ -174,18 +173,13 @@ impl Cluster {
     }
 
     /// Polls every simulated second, for at most `secs`.
-    async fn eventually<F, Fut>(&self, what: &str, secs: u64, mut check: F)
+    async fn eventually<F, Fut>(&self, what: &str, secs: u64, check: F)
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = bool>,
     {
-        for _ in 0..secs {
-            if check().await {
-                return;
-            }
-            self.clock.sleep(Duration::from_secs(1)).await;
-        }
-        panic!("not within {secs} simulated seconds: {what}");
+        let limit = Duration::from_secs(secs);
+        holds_within(&self.clock, what, limit, Duration::from_secs(1), check).await;
     }
 }
 

@@ -1,19 +1,18 @@
 //! The pod GC running for real against an in-process API server, on paused tokio time: each
 //! collection deletes what it should, when it should, and leaves the rest.
 
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use serde_json::{Value, json};
 use store::Clock;
-use tokio::time::timeout;
 
 use super::fixtures::node;
 use crate::podgc::controller::PodGcController;
 use crate::podgc::plan::TAINT_NODE_OUT_OF_SERVICE;
-use crate::runtime::{Client, DeleteParams, InProcessClient, Informer, PatchType, Typed};
+use crate::runtime::{DeleteParams, Informer, PatchType, Typed};
+use crate::testing::{poll, stop_tasks, test_client, test_clock};
 
 /// A finalizer nobody removes: a pod carrying it stays visible after its delete.
 const HOLD: &str = "test.miniplane.dev/hold";
@@ -27,9 +26,8 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             pods: Typed::new(client.clone()),
             nodes: Typed::new(client),
@@ -53,8 +51,7 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
     /// Creates `node`, then writes its status (as a kubelet would).
@@ -100,22 +97,15 @@ impl Cluster {
     }
 
     /// Polls (on the clock) until `check` returns `Some`, for up to 120 s of simulated time.
-    async fn eventually<T, F, Fut>(&self, what: &str, mut check: F) -> T
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let polled = timeout(Duration::from_secs(120), async {
-            loop {
-                if let Some(v) = check().await {
-                    return v;
-                }
-                self.clock.sleep(Duration::from_millis(200)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    async fn eventually<T>(&self, what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+        poll(
+            &self.clock,
+            what,
+            Duration::from_secs(120),
+            Duration::from_millis(200),
+            check,
+        )
+        .await
     }
 
     async fn gone(&self, name: &str) {

@@ -5,19 +5,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::json;
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::replicaset::controller::ReplicaSetController;
 use crate::runtime::events::Recorder;
 use crate::runtime::{
-    BoxFuture, Call, Client, ClientError, ClientResult, InProcessClient, Informer, ListParams, PatchType,
-    Typed, Verb, WrapClient, Written,
+    BoxFuture, Call, Client, ClientError, ClientResult, Informer, ListParams, PatchType, Typed, Verb,
+    WrapClient, Written,
 };
+use crate::testing::{eventually, stop_tasks, test_client, test_clock};
 
 /// A running controller, its informers, and typed clients for the test.
 struct Cluster {
@@ -31,11 +31,8 @@ struct Cluster {
 impl Cluster {
     /// An API server with nothing running yet: create objects, then `start`.
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let client: Arc<dyn Client> = {
-            let api = TestApi::builder().clock(clock.clone()).build().await;
-            Arc::new(InProcessClient::new(api, "test"))
-        };
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             rs: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -62,28 +59,13 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
     /// Polls (on the clock) until `check` returns `Some`, for up to 60 s of
     /// simulated time.
-    async fn eventually<T, F, Fut>(&self, what: &str, mut check: F) -> T
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let polled = timeout(Duration::from_secs(60), async {
-            loop {
-                if let Some(v) = check().await {
-                    return v;
-                }
-                self.clock.sleep(Duration::from_millis(20)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    async fn eventually<T>(&self, what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+        eventually(&self.clock, what, check).await
     }
 
     async fn live_pods(&self) -> Vec<Pod> {

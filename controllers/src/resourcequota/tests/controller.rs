@@ -1,17 +1,14 @@
 //! The ResourceQuota controller running against an in-process API server
 //! (whose quota admission charges creates) on paused tokio time.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
-
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, ResourceQuota};
 use serde_json::{Value, json};
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::resourcequota::controller::ResourceQuotaController;
-use crate::runtime::{Client, InProcessClient, Informer, PatchType, ResourceRef, Typed};
+use crate::runtime::{Informer, PatchType, ResourceRef, Typed};
+use crate::testing::{eventually, stop_tasks, test_client, test_clock};
 
 /// A running controller and typed clients for the test.
 struct Cluster {
@@ -24,9 +21,8 @@ struct Cluster {
 
 impl Cluster {
     async fn start() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         let quotas = Informer::<ResourceQuota>::new(client.clone(), clock.clone(), None);
         let pods = Informer::<Pod>::new(client.clone(), clock.clone(), None);
         let resources = vec![ResourceRef::of::<ConfigMap>()];
@@ -46,25 +42,21 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
     /// The quota's `status.used` once it equals `want` (60 s of simulated time at most).
     async fn used_becomes(&self, want: Value) {
-        let polled = timeout(Duration::from_secs(60), async {
-            loop {
+        eventually(
+            &self.clock,
+            &format!("status.used to become {want}"),
+            async || {
                 let q = self.quotas.get(Some("default"), "q").await.unwrap();
                 let used = serde_json::to_value(q.status.and_then(|s| s.used)).unwrap();
-                if used == want {
-                    return;
-                }
-                self.clock.sleep(Duration::from_millis(20)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("status.used never became {want}"));
+                (used == want).then_some(())
+            },
+        )
+        .await;
     }
 
     async fn create_quota(&self, hard: Value) {

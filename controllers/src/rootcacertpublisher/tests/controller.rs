@@ -1,30 +1,16 @@
 //! The root CA publisher running against an in-process API on paused
 //! tokio time.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
-
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use store::Clock;
 
 use crate::rootcacertpublisher::controller::RootCaPublisher;
 use crate::rootcacertpublisher::plan::{CA_CERT_KEY, DESCRIPTION_ANNOTATION, ROOT_CA_CONFIG_MAP};
-use crate::runtime::{Client, DeleteParams, InProcessClient, Informer, PatchType, Typed};
+use crate::runtime::{DeleteParams, Informer, PatchType, Typed};
+use crate::testing::{eventually_holds, stop_tasks, test_client, test_clock};
 
 const CA: &str = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-
-/// Polls every simulated 10 ms, up to a simulated minute, until `check` holds.
-async fn eventually<F: std::future::Future<Output = bool>>(clock: &Clock, what: &str, check: impl Fn() -> F) {
-    for _ in 0..6000 {
-        if check().await {
-            return;
-        }
-        clock.sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
 
 /// Whether `ns` has the ConfigMap with the CA and the description.
 async fn published(cms: Typed<ConfigMap>, ns: &str) -> bool {
@@ -43,9 +29,8 @@ async fn published(cms: Typed<ConfigMap>, ns: &str) -> bool {
 
 #[tokio::test(start_paused = true)]
 async fn every_namespace_gets_the_ca_and_edits_are_undone() {
-    let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-    let api = TestApi::builder().clock(clock.clone()).build().await;
-    let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+    let clock = test_clock();
+    let client = test_client(&clock).await;
     let (namespaces_api, cms) = (
         Typed::<Namespace>::new(client.clone()),
         Typed::<ConfigMap>::new(client.clone()),
@@ -59,7 +44,7 @@ async fn every_namespace_gets_the_ca_and_edits_are_undone() {
     tasks.push(config_maps.run(tasks.shutdown()));
     tasks.spawn(|stop| publisher.run(1, stop));
 
-    eventually(&clock, "the CA in default", || published(cms.clone(), "default")).await;
+    eventually_holds(&clock, "the CA in default", || published(cms.clone(), "default")).await;
     let ns = Namespace {
         metadata: ObjectMeta {
             name: Some("team".into()),
@@ -68,14 +53,14 @@ async fn every_namespace_gets_the_ca_and_edits_are_undone() {
         ..Default::default()
     };
     namespaces_api.create(None, &ns).await.unwrap();
-    eventually(&clock, "the CA in team", || published(cms.clone(), "team")).await;
+    eventually_holds(&clock, "the CA in team", || published(cms.clone(), "team")).await;
 
     // Edited: put back.
     let edit = serde_json::json!({"data": {"ca.crt": "nope"}, "metadata": {"annotations": {DESCRIPTION_ANNOTATION: null}}});
     cms.patch(Some("team"), ROOT_CA_CONFIG_MAP, PatchType::Merge, edit)
         .await
         .unwrap();
-    eventually(&clock, "the CA restored in team", || {
+    eventually_holds(&clock, "the CA restored in team", || {
         published(cms.clone(), "team")
     })
     .await;
@@ -89,10 +74,10 @@ async fn every_namespace_gets_the_ca_and_edits_are_undone() {
         )
         .await
         .unwrap();
-    eventually(&clock, "the CA recreated in team", || {
+    eventually_holds(&clock, "the CA recreated in team", || {
         published(cms.clone(), "team")
     })
     .await;
 
-    tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(tasks).await;
 }

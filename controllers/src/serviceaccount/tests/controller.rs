@@ -1,33 +1,18 @@
 //! The ServiceAccounts controller running against an in-process API on
 //! paused tokio time.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
-
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use store::Clock;
 
-use crate::runtime::{Client, DeleteParams, InProcessClient, Informer, Typed};
+use crate::runtime::{DeleteParams, Informer, Typed};
 use crate::serviceaccount::controller::ServiceAccountsController;
-
-/// Polls every simulated 10 ms, up to a simulated minute, until `check` holds.
-async fn eventually<F: std::future::Future<Output = bool>>(clock: &Clock, what: &str, check: impl Fn() -> F) {
-    for _ in 0..6000 {
-        if check().await {
-            return;
-        }
-        clock.sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
+use crate::testing::{eventually_holds, stop_tasks, test_client, test_clock};
 
 #[tokio::test(start_paused = true)]
 async fn every_namespace_gets_default_and_gets_it_back() {
-    let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-    let api = TestApi::builder().clock(clock.clone()).build().await;
-    let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+    let clock = test_clock();
+    let client = test_client(&clock).await;
     let (namespaces_api, sas) = (
         Typed::<Namespace>::new(client.clone()),
         Typed::<ServiceAccount>::new(client.clone()),
@@ -46,7 +31,7 @@ async fn every_namespace_gets_default_and_gets_it_back() {
         async move { sas.get(Some(ns), "default").await.is_ok() }
     };
     // The namespaces that existed at start.
-    eventually(&clock, "default in kube-system", || has_default("kube-system")).await;
+    eventually_holds(&clock, "default in kube-system", || has_default("kube-system")).await;
     // A new one.
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -56,14 +41,14 @@ async fn every_namespace_gets_default_and_gets_it_back() {
         ..Default::default()
     };
     namespaces_api.create(None, &ns).await.unwrap();
-    eventually(&clock, "default in team", || has_default("team")).await;
+    eventually_holds(&clock, "default in team", || has_default("team")).await;
     // Deleted, it comes back (with a new uid).
     let first = sas.get(Some("team"), "default").await.unwrap().metadata.uid;
     sas.client()
         .delete(sas.resource(), Some("team"), "default", &DeleteParams::default())
         .await
         .unwrap();
-    eventually(&clock, "default back in team", || {
+    eventually_holds(&clock, "default back in team", || {
         let sas = sas.clone();
         let first = first.clone();
         async move {
@@ -74,5 +59,5 @@ async fn every_namespace_gets_default_and_gets_it_back() {
     })
     .await;
 
-    tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(tasks).await;
 }

@@ -2,19 +2,18 @@
 //! time. The test plays the kubelet: it marks pods Running and Ready and finishes graceful
 //! deletions (a delete with grace period 0).
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{Event, PersistentVolumeClaim, Pod};
 use serde_json::json;
 use store::Clock;
-use tokio::time::timeout;
 
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Typed};
+use crate::runtime::{Informer, ListParams, PatchType, Typed};
 use crate::statefulset::controller::StatefulSetController;
+use crate::testing::{eventually, stop_tasks, test_client, test_clock};
 
 struct Cluster {
     clock: Clock,
@@ -28,9 +27,8 @@ struct Cluster {
 
 impl Cluster {
     async fn new() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         Cluster {
             sets: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -67,26 +65,11 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
-    async fn eventually<T, F, Fut>(&self, what: &str, mut check: F) -> T
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Option<T>>,
-    {
-        let polled = timeout(Duration::from_secs(60), async {
-            loop {
-                if let Some(v) = check().await {
-                    return v;
-                }
-                self.clock.sleep(Duration::from_millis(20)).await;
-            }
-        });
-        polled
-            .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    async fn eventually<T>(&self, what: &str, check: impl AsyncFnMut() -> Option<T>) -> T {
+        eventually(&self.clock, what, check).await
     }
 
     /// The pod names, sorted, with `~` after terminating ones.
@@ -386,7 +369,7 @@ async fn a_restarted_controller_continues_without_duplicating_pods() {
         events,
         tasks,
     } = c;
-    tasks.stop(Duration::from_secs(10)).await.expect("stops");
+    stop_tasks(tasks).await;
     let mut c = Cluster {
         clock,
         sets,

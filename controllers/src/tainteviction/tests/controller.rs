@@ -3,15 +3,16 @@
 //! a taint removed in time cancels the eviction, a toleration without seconds keeps the pod.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use serde_json::json;
 use store::Clock;
 
-use crate::runtime::{Client, InProcessClient, Informer, ListParams, PatchType, Recorder, Typed};
+use crate::runtime::{Client, Informer, ListParams, PatchType, Recorder, Typed};
 use crate::tainteviction::controller::TaintEvictionController;
+use crate::testing::{stop_tasks, test_client, test_clock};
 
 struct Cluster {
     clock: Clock,
@@ -24,9 +25,8 @@ struct Cluster {
 impl Cluster {
     /// Node `n1` and the controller running.
     async fn start() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         let mut c = Cluster {
             nodes: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
@@ -49,8 +49,7 @@ impl Cluster {
     }
 
     async fn stop(self) {
-        let stopped = self.tasks.stop(Duration::from_secs(10)).await;
-        stopped.expect("every task stops within 10 s, without panicking");
+        stop_tasks(self.tasks).await;
     }
 
     /// A pod on `n1` with extra `tolerations` (the API server adds the default 300 s ones).

@@ -2,16 +2,16 @@
 //! garbage collector runs here: a Foreground delete leaves the Job with its
 //! `foregroundDeletion` finalizer and a deletionTimestamp, which is what the tests look for.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::json;
 use store::Clock;
 
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, PatchType, Typed};
+use crate::runtime::{Informer, PatchType, Typed};
+use crate::testing::{stop_tasks, test_client, test_clock};
 use crate::ttlafterfinished::controller::TtlAfterFinishedController;
 
 struct Cluster {
@@ -22,9 +22,8 @@ struct Cluster {
 
 impl Cluster {
     async fn start() -> Self {
-        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-        let api = TestApi::builder().clock(clock.clone()).build().await;
-        let client: Arc<dyn Client> = Arc::new(InProcessClient::new(api, "test"));
+        let clock = test_clock();
+        let client = test_client(&clock).await;
         let jobs = Informer::<Job>::new(client.clone(), clock.clone(), None);
         let recorder = Recorder::new(
             client.clone(),
@@ -106,7 +105,7 @@ async fn a_finished_job_is_deleted_foreground_after_its_ttl() {
     c.clock.sleep(Duration::from_secs(600)).await;
     assert!(!c.deleted("kept").await, "no TTL: kept");
     assert!(!c.deleted("running").await, "not finished: kept");
-    c.tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(c.tasks).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -128,5 +127,5 @@ async fn a_ttl_raised_before_expiry_is_respected() {
     assert!(!c.deleted("j").await, "the new TTL counts");
     c.clock.sleep(Duration::from_secs(80)).await;
     assert!(c.deleted("j").await);
-    c.tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(c.tasks).await;
 }

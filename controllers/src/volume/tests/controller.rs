@@ -2,26 +2,18 @@
 //! API server, on paused tokio time.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use apiserver::testkit::{Tasks, TestApi};
+use apiserver::testkit::Tasks;
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::StorageClass;
 use serde_json::json;
 use store::Clock;
 
 use crate::runtime::events::Recorder;
-use crate::runtime::{Client, InProcessClient, Informer, Typed};
+use crate::runtime::{Client, Informer, Typed};
+use crate::testing::{holds_within, stop_tasks, test_client, test_clock};
 use crate::volume::controller::PersistentVolumeController;
-
-fn client_and_clock() -> (Clock, impl std::future::Future<Output = Arc<dyn Client>>) {
-    let clock = Clock::starting_at(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000), 1.0);
-    let c = clock.clone();
-    (clock, async move {
-        let api = TestApi::builder().clock(c).build().await;
-        Arc::new(InProcessClient::new(api, "test")) as Arc<dyn Client>
-    })
-}
 
 fn start(client: &Arc<dyn Client>, clock: &Clock, tasks: &mut Tasks) {
     let claims = Informer::<PersistentVolumeClaim>::new(client.clone(), clock.clone(), None);
@@ -42,25 +34,26 @@ fn start(client: &Arc<dyn Client>, clock: &Clock, tasks: &mut Tasks) {
     tasks.spawn(|stop| controller.run(2, stop));
 }
 
-/// Polls until `check` holds, for up to 60 s of simulated time.
-async fn eventually<F, Fut>(clock: &Clock, what: &str, mut check: F)
+/// Polls every 100 ms until `check` holds, for up to 60 s of simulated time.
+async fn eventually<F, Fut>(clock: &Clock, what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    for _ in 0..600 {
-        if check().await {
-            return;
-        }
-        clock.sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting for {what}");
+    holds_within(
+        clock,
+        what,
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        check,
+    )
+    .await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn selected_node_claim_is_provisioned_bound_and_reclaimed() {
-    let (clock, client) = client_and_clock();
-    let client = client.await;
+    let clock = test_clock();
+    let client = test_client(&clock).await;
     let mut tasks = Tasks::new();
     start(&client, &clock, &mut tasks);
     let claims: Typed<PersistentVolumeClaim> = Typed::new(client.clone());
@@ -108,13 +101,13 @@ async fn selected_node_claim_is_provisioned_bound_and_reclaimed() {
         volumes.get(None, &pv_name).await.is_err()
     })
     .await;
-    tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(tasks).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn retained_volume_is_released() {
-    let (clock, client) = client_and_clock();
-    let client = client.await;
+    let clock = test_clock();
+    let client = test_client(&clock).await;
     let mut tasks = Tasks::new();
     start(&client, &clock, &mut tasks);
     let claims: Typed<PersistentVolumeClaim> = Typed::new(client.clone());
@@ -143,5 +136,5 @@ async fn retained_volume_is_released() {
         v.status.and_then(|s| s.phase).as_deref() == Some("Released")
     })
     .await;
-    tasks.stop(Duration::from_secs(10)).await.unwrap();
+    stop_tasks(tasks).await;
 }
