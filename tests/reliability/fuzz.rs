@@ -429,7 +429,8 @@ fn wild_body(rng: &mut StdRng, o: &Value) -> (String, Bytes) {
         }
         1 => (
             json,
-            Bytes::from(text[..rng.random_range(0..text.len().max(1))].to_string()),
+            // Cut at any byte: also inside a multi-byte character (invalid UTF-8).
+            Bytes::copy_from_slice(&text.as_bytes()[..rng.random_range(0..text.len().max(1))]),
         ),
         2 => (json, Bytes::from(format!("{text}{text}"))),
         3 => (json, Bytes::from(format!("\u{feff}{text}"))),
