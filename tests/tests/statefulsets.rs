@@ -404,25 +404,46 @@ async fn parallel_creates_every_pod_at_once() {
         seen.log
     );
     assert_eq!(seen.creation_order().len(), 4);
-    let observer = Observer::start(api, "app=cache", 4);
+    // Scale-down does not wait for a condemned pod to be gone either. A finalizer holds every pod
+    // in Terminating (the kubelet would otherwise remove one before the next delete is seen), so
+    // all three condemned pods must be terminating at once; OrderedReady would stop at cache-3.
+    const HOLD: &str = r#"{"metadata":{"finalizers":["miniplane.dev/hold"]}}"#;
+    for pod in ["cache-1", "cache-2", "cache-3"] {
+        c.ok(&["patch", "pod", pod, "--type=merge", "-p", HOLD]).await;
+    }
     c.ok(&["scale", "statefulset", "cache", "--replicas=1"]).await;
+    let terminating = eventually(&c, "cache-1..3 terminating together", |api| {
+        let terminating: BTreeSet<String> = pods_of(api, "cache")
+            .into_iter()
+            .filter(|(_, p)| !p["metadata"]["deletionTimestamp"].is_null())
+            .map(|(n, _)| n)
+            .collect();
+        (terminating.len() == 3).then_some(terminating)
+    })
+    .await;
+    assert_eq!(
+        terminating,
+        BTreeSet::from([
+            "cache-1".to_string(),
+            "cache-2".to_string(),
+            "cache-3".to_string()
+        ])
+    );
+    for pod in ["cache-1", "cache-2", "cache-3"] {
+        c.ok(&[
+            "patch",
+            "pod",
+            pod,
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ])
+        .await;
+    }
     eventually(&c, "1 pod of cache", |api| {
         (pods_of(api, "cache").len() == 1).then_some(())
     })
     .await;
-    let seen = observer.finish().await;
-    // All three condemned pods were terminating before any was gone.
-    let first_gone = seen
-        .log
-        .iter()
-        .position(|s| s.kind == "DELETED")
-        .expect("a deletion");
-    let terminating: BTreeSet<&str> = seen.log[..first_gone]
-        .iter()
-        .filter(|s| s.terminating)
-        .map(|s| s.name.as_str())
-        .collect();
-    assert_eq!(terminating, BTreeSet::from(["cache-1", "cache-2", "cache-3"]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
