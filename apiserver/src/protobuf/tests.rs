@@ -623,3 +623,45 @@ fn protobuf_content_type_detection() {
     assert!(is_protobuf("application/vnd.kubernetes.protobuf; charset=utf-8"));
     assert!(!is_protobuf("application/json"));
 }
+
+/// Postmortem: `kubectl create job --from=cronjob/x` (1.32+, protobuf bodies) failed with 415
+/// "cannot decode field spec.template.spec.securityContext". The server's defaulting stores an
+/// empty `securityContext: {}` in every pod template, and kubectl copies the CronJob's template
+/// into the Job it sends, so the empty message came back. Fix: an empty securityContext decodes
+/// (it carries nothing); a non-empty one is still refused with 415, as before.
+#[test]
+fn an_empty_pod_security_context_decodes() {
+    let job = |security_context| batch::Job {
+        metadata: named("from-cronjob"),
+        spec: Some(batch::JobSpec {
+            template: Some(core::PodTemplateSpec {
+                metadata: None,
+                spec: Some(core::PodSpec {
+                    containers: vec![core::Container {
+                        name: Some("c".to_owned()),
+                        image: Some("busybox:1.36".to_owned()),
+                        ..Default::default()
+                    }],
+                    restart_policy: Some("Never".to_owned()),
+                    security_context,
+                    ..Default::default()
+                }),
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let empty = decode(&wrap(
+        "batch/v1",
+        "Job",
+        &job(Some(core::PodSecurityContext::default())),
+    ));
+    let object = empty.expect("an empty securityContext decodes");
+    assert_eq!(object["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    let set = core::PodSecurityContext {
+        run_as_user: Some(1000),
+        ..Default::default()
+    };
+    let refused = decode(&wrap("batch/v1", "Job", &job(Some(set)))).unwrap_err();
+    assert_eq!(refused.status_code(), 415);
+}
