@@ -27,6 +27,8 @@ use store::Clock;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// How long (real time) a stopping [`Observer`] waits for more events before it ends.
+const DRAIN: Duration = Duration::from_millis(300);
 /// Simulated seconds per real second.
 const SCALE: f64 = 30.0;
 /// Real-time bound of every poll.
@@ -172,7 +174,7 @@ impl Observed {
 /// Watches the pods of `selector`, checking after every event that no two pods share an ordinal
 /// (`apps.kubernetes.io/pod-index` or the name's) and that at most `max` pods exist.
 struct Observer {
-    stop: oneshot::Sender<()>,
+    stop: oneshot::Sender<bool>,
     task: JoinHandle<Observed>,
 }
 
@@ -194,10 +196,27 @@ impl Observer {
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
             let mut seen = Observed::default();
+            let mut draining = false;
             loop {
-                let ev = tokio::select! {
-                    _ = &mut stopped => break,
-                    ev = rx.recv() => ev,
+                // Once told to stop, the events already on their way are still taken (the test
+                // stops after a list showed the end state, which the watch may trail): until the
+                // watch has been quiet for a moment.
+                let ev = if draining {
+                    match tokio::time::timeout(DRAIN, rx.recv()).await {
+                        Ok(ev) => ev,
+                        Err(_) => break,
+                    }
+                } else {
+                    tokio::select! {
+                        drain = &mut stopped => {
+                            if drain != Ok(true) {
+                                break;
+                            }
+                            draining = true;
+                            continue;
+                        }
+                        ev = rx.recv() => ev,
+                    }
                 };
                 let (kind, obj) = match ev {
                     Some(WatchEvent::Added(o)) => ("ADDED", o),
@@ -254,7 +273,17 @@ impl Observer {
     }
 
     async fn finish(self) -> Observed {
-        let _ = self.stop.send(());
+        self.end(true).await
+    }
+
+    /// [`Observer::finish`] without waiting for the events still on their way (where the test
+    /// must act at once, e.g. stop the server mid-rollout).
+    async fn finish_now(self) -> Observed {
+        self.end(false).await
+    }
+
+    async fn end(self, drain: bool) -> Observed {
+        let _ = self.stop.send(drain);
         let seen = self.task.await.expect("observer task");
         assert!(seen.violations.is_empty(), "violations: {:#?}", seen.violations);
         seen
@@ -593,7 +622,7 @@ async fn restart_mid_rollout_never_doubles_an_ordinal() {
         (1..5).contains(&updated).then_some(())
     })
     .await;
-    observer.finish().await;
+    observer.finish_now().await;
     c.stop().await;
 
     let c = start_again(cfg).await;
