@@ -190,20 +190,35 @@ impl ActiveWatch {
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
             let mut most = pods.values().filter(|p| active(p)).count();
+            let mut draining = false;
             loop {
-                tokio::select! {
-                    _ = &mut stopped => break,
-                    ev = rx.recv() => match ev {
-                        Some(WatchEvent::Added(p) | WatchEvent::Modified(p)) => {
-                            pods.insert(name(&p), p);
+                // Once told to stop, the events still on their way are taken until the watch has
+                // been quiet for a moment: the test stops after kubectl saw the Job's condition,
+                // which the pod watch may trail.
+                let ev = if draining {
+                    match tokio::time::timeout(Duration::from_millis(300), rx.recv()).await {
+                        Ok(ev) => ev,
+                        Err(_) => break,
+                    }
+                } else {
+                    tokio::select! {
+                        _ = &mut stopped => {
+                            draining = true;
+                            continue;
                         }
-                        Some(WatchEvent::Deleted(p)) => {
-                            // Remembered: a deleted pod still ran once.
-                            pods.insert(name(&p), p);
-                        }
-                        Some(_) => {}
-                        None => break,
-                    },
+                        ev = rx.recv() => ev,
+                    }
+                };
+                match ev {
+                    Some(WatchEvent::Added(p) | WatchEvent::Modified(p)) => {
+                        pods.insert(name(&p), p);
+                    }
+                    Some(WatchEvent::Deleted(p)) => {
+                        // Remembered: a deleted pod still ran once.
+                        pods.insert(name(&p), p);
+                    }
+                    Some(_) => {}
+                    None => break,
                 }
                 let now = pods.values().filter(|p| active(p)).count();
                 most = most.max(now);
