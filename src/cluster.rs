@@ -18,11 +18,13 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use apiserver::Api;
+use controllers::gateway::types::{Gateway, HTTPRoute};
 use controllers::runtime::informer::Object;
 use controllers::runtime::{Client, InProcessClient, Informer, Recorder};
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolumeClaim, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::storage::v1::StorageClass;
 use kubelet_sim::node::Capacity;
 use scheduler_stub::run::Scheduler;
@@ -54,6 +56,10 @@ pub struct SimConfig {
     pub scheduler: bool,
     /// Terminated pods the pod garbage collector keeps (`--terminated-pod-gc-threshold`; 0: all).
     pub terminated_pod_gc_threshold: usize,
+    /// The simulated world's metrics: the traffic simulation writes them,
+    /// the Canary and HPA controllers query them, `/metrics` and
+    /// `/api/v1/query` serve them.
+    pub metrics: sim_metrics::Tsdb,
 }
 
 impl Default for SimConfig {
@@ -67,6 +73,7 @@ impl Default for SimConfig {
             controllers: ControllerSelection::all(),
             scheduler: true,
             terminated_pod_gc_threshold: controllers::podgc::sync::DEFAULT_TERMINATED_POD_THRESHOLD,
+            metrics: sim_metrics::Tsdb::new(),
         }
     }
 }
@@ -81,10 +88,11 @@ pub fn node_names(count: usize) -> Vec<String> {
 /// older name upstream still accepts as an alias. Every one is on by
 /// default (upstream's only default-off controllers, the bootstrap-token
 /// signer and cleaner, are not here). Upstream controllers not listed
-/// (`replicationcontroller-controller`, `horizontal-pod-autoscaler-controller`,
-/// ...) do not exist in miniplane and are refused by name. A controller
-/// upstream gives no alias has its name twice.
-pub const CONTROLLERS: [(&str, &str); 20] = [
+/// (`replicationcontroller-controller`, ...) do not exist in miniplane and
+/// are refused by name. A controller upstream gives no alias has its name
+/// twice. The last two are miniplane's own: the simulated Gateway API
+/// implementation and the Canary (progressive delivery) controller.
+pub const CONTROLLERS: [(&str, &str); 23] = [
     ("replicaset-controller", "replicaset"),
     ("deployment-controller", "deployment"),
     ("garbage-collector-controller", "garbagecollector"),
@@ -108,6 +116,9 @@ pub const CONTROLLERS: [(&str, &str); 20] = [
     ("pod-garbage-collector-controller", "podgc"),
     ("node-lifecycle-controller", "nodelifecycle"),
     ("taint-eviction-controller", "taint-eviction-controller"),
+    ("horizontal-pod-autoscaler-controller", "horizontalpodautoscaling"),
+    ("gateway-controller", "gateway"),
+    ("canary-controller", "canary"),
 ];
 
 /// Which controllers run: kube-controller-manager's `--controllers` list.
@@ -289,6 +300,9 @@ struct Informers {
     daemonsets: Shared<DaemonSet>,
     jobs: Shared<Job>,
     revisions: Shared<ControllerRevision>,
+    slices: Shared<EndpointSlice>,
+    routes: Shared<HTTPRoute>,
+    gateways: Shared<Gateway>,
 }
 
 impl Informers {
@@ -310,6 +324,9 @@ impl Informers {
             daemonsets: shared(client, clock),
             jobs: shared(client, clock),
             revisions: shared(client, clock),
+            slices: shared(client, clock),
+            routes: shared(client, clock),
+            gateways: shared(client, clock),
         }
     }
 
@@ -327,6 +344,9 @@ impl Informers {
             self.daemonsets.run(shutdown),
             self.jobs.run(shutdown),
             self.revisions.run(shutdown),
+            self.slices.run(shutdown),
+            self.routes.run(shutdown),
+            self.gateways.run(shutdown),
         ]
         .into_iter()
         .flatten()
@@ -406,8 +426,22 @@ pub fn start_components(
             informers.pods.get(),
         )
         .with_node_informer(informers.nodes.get());
+        let i = &informers;
+        let traffic = kubelet_sim::traffic::run::Traffic::new(
+            clock.clone(),
+            seed,
+            sim.metrics.clone(),
+            i.routes.get(),
+            i.gateways.get(),
+            i.services.get(),
+            i.slices.get(),
+            i.pods.get(),
+        );
         runs.push(Box::new(move |stop| {
-            vec![tokio::spawn(kubelet.run(stop.clone()))]
+            vec![
+                tokio::spawn(kubelet.run(stop.clone())),
+                tokio::spawn(traffic.run(stop.clone())),
+            ]
         }));
     }
     // Every reader has subscribed: the shared informers start, those read only.
@@ -509,13 +543,15 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
         }
         "endpointslice-controller" => {
             use controllers::endpointslice::controller::{EndpointSliceController, NAME};
-            use k8s_openapi::api::discovery::v1::EndpointSlice;
-            let slices = cx.own::<EndpointSlice>();
             let c = (cx.client)(NAME);
-            run!(
-                EndpointSliceController::new(c, clock, i.services.get(), i.pods.get(), &slices),
+            let slices = i.slices.get();
+            run!(EndpointSliceController::new(
+                c,
+                clock,
+                i.services.get(),
+                i.pods.get(),
                 slices
-            )
+            ))
         }
         "clusterrole-aggregation-controller" => {
             use controllers::clusterroleaggregation::controller::{
@@ -643,6 +679,40 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
                 i.nodes.get(),
                 i.pods.get()
             ))
+        }
+        "horizontal-pod-autoscaler-controller" => {
+            use controllers::podautoscaler::controller::HorizontalController;
+            use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+            let hpas = cx.own::<HorizontalPodAutoscaler>();
+            let (c, events) = cx.named(name);
+            let metrics = Arc::new(cx.sim.metrics.clone());
+            run!(
+                HorizontalController::new(c, clock, events, &hpas, i.pods.get(), metrics),
+                hpas
+            )
+        }
+        "gateway-controller" => {
+            use controllers::gateway::controller::{GatewayController, NAME};
+            use controllers::gateway::types::GatewayClass;
+            let classes = cx.own::<GatewayClass>();
+            let c = (cx.client)(NAME);
+            let (gateways, routes) = (i.gateways.get(), i.routes.get());
+            run!(
+                GatewayController::new(c, clock, &classes, gateways, routes, i.services.get()),
+                classes
+            )
+        }
+        "canary-controller" => {
+            use controllers::canary::controller::CanaryController;
+            use controllers::canary::types::Canary;
+            let canaries = cx.own::<Canary>();
+            let (c, events) = cx.named(name);
+            let (deployments, jobs, routes) = (i.deployments.get(), i.jobs.get(), i.routes.get());
+            let metrics = Arc::new(cx.sim.metrics.clone());
+            run!(
+                CanaryController::new(c, clock, events, &canaries, deployments, jobs, routes, metrics),
+                canaries
+            )
         }
         // `names()` yields only the names above.
         other => unreachable!("{other} is in CONTROLLERS but has no arm"),

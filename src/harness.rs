@@ -375,14 +375,14 @@ impl ClusterBuilder {
             None => Arc::new(InProcessClient::new(api.clone(), component)) as Arc<dyn Client>,
         };
         let clock = api.clock().clone();
-        tasks.extend(crate::cluster::start_components(
-            &api, &clock, &sim, self.seed, &shutdown, &make,
-        ));
         let event_ttl = apiserver::event_ttl::DEFAULT_TTL;
         let api_tasks = crate::start_api_tasks(&api, &clock, event_ttl, &shutdown)
             .await
             .map_err(HarnessError::Bootstrap)?;
         tasks.extend(api_tasks);
+        tasks.extend(crate::cluster::start_components(
+            &api, &clock, &sim, self.seed, &shutdown, &make,
+        ));
         let state = apiserver::http::AppState::new(api.clone(), "localhost".into(), shutdown);
         let kube = kube::Client::new(apiserver::http::router(state), "default");
         Ok(Cluster {
@@ -558,7 +558,7 @@ async fn wait_established(api: &Api, name: &str) -> Result<(), HarnessError> {
 }
 
 /// Whether a CRD's status says Established=True.
-fn established(crd: &Value) -> bool {
+pub(crate) fn established(crd: &Value) -> bool {
     crd["status"]["conditions"].as_array().is_some_and(|cs| {
         cs.iter()
             .any(|c| c["type"] == "Established" && c["status"] == "True")

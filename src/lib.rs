@@ -14,6 +14,7 @@
 //! # Ok(()) }
 //! ```
 
+mod builtin_crds;
 pub mod cluster;
 mod harness;
 mod kubeconfig;
@@ -187,6 +188,8 @@ pub(crate) async fn start_api_tasks(
     // names, conditions, registry rows, deletion.
     api.restore_custom_resources()?;
     tasks.push(tokio::spawn(api.clone().keep_custom_resources(shutdown.clone())));
+    // Gateway API and Canary, served before the components that read them start.
+    builtin_crds::install(api).await?;
     // One APIService per served group-version, kept in step with the registry.
     api.sync_api_services().await?;
     tasks.push(tokio::spawn(api.clone().keep_api_services(shutdown.clone())));
@@ -324,6 +327,7 @@ impl Server {
         let addr = addr.expect("the first listen address is bound");
         // The port is known only now; the Service and its endpoints follow it.
         api.reconcile_kubernetes_service(addr).await?;
+        let api_tasks = start_api_tasks(&api, &config.clock, config.event_ttl, &shutdown).await?;
         let mut components = match &config.sim {
             Some(sim) => {
                 // The root-CA publisher puts the cluster CA in every
@@ -347,7 +351,7 @@ impl Server {
         components.push(tokio::spawn(
             api.clone().keep_kubernetes_service(addr, shutdown.clone()),
         ));
-        components.extend(start_api_tasks(&api, &config.clock, config.event_ttl, &shutdown).await?);
+        components.extend(api_tasks);
         let kubeconfig = match (&config.kubeconfig, &data_dir) {
             (Some(path), _) => Some(path.clone()),
             (None, Some(dir)) => Some(dir.join("kubeconfig")),

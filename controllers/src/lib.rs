@@ -8,6 +8,7 @@
 //! expectations, the worker loop and the teaching trace); each controller
 //! module names the upstream controller it follows.
 
+pub mod canary;
 pub mod certificates;
 pub mod clusterroleaggregation;
 pub mod controller_ref_manager;
@@ -19,9 +20,11 @@ pub mod disruption;
 pub mod endpoint;
 pub mod endpointslice;
 pub mod garbagecollector;
+pub mod gateway;
 pub mod history;
 pub mod job;
 pub mod nodelifecycle;
+pub mod podautoscaler;
 pub mod podgc;
 pub mod replicaset;
 pub mod resourcequota;

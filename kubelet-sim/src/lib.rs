@@ -27,6 +27,7 @@ pub mod logs;
 pub mod node;
 pub mod run;
 pub mod status_cache;
+pub mod traffic;
 
 pub use behaviour::{Behaviour, ContainerBehaviour, ImagePull, Readiness};
 

@@ -1,0 +1,95 @@
+//! The CustomResourceDefinitions every miniplane serves from its start, as a
+//! real cluster with these add-ons installed would: the Gateway API
+//! (gateway.networking.k8s.io, the objects the simulated gateway implements
+//! and the traffic simulation follows) and the Canary
+//! (rollouts.miniplane.dev). They are ordinary CRDs, in crds/ at the
+//! repository root: `kubectl get crds` lists them, and their objects go
+//! through the same custom-resource path as any CRD's.
+//!
+//! Each is created when absent (a restarted data dir keeps its own), then
+//! waited for until Established, so the components that read them start on
+//! a served API.
+
+use std::time::Duration;
+
+use apiserver::api::WriteOptions;
+use apiserver::error::Reason;
+use apiserver::{Api, ApiError};
+use serde_json::Value;
+
+/// The CRD manifests, embedded in the binary.
+pub const CRDS: [(&str, &str); 4] = [
+    (
+        "gatewayclasses.gateway.networking.k8s.io",
+        include_str!("../crds/gateway.networking.k8s.io_gatewayclasses.yaml"),
+    ),
+    (
+        "gateways.gateway.networking.k8s.io",
+        include_str!("../crds/gateway.networking.k8s.io_gateways.yaml"),
+    ),
+    (
+        "httproutes.gateway.networking.k8s.io",
+        include_str!("../crds/gateway.networking.k8s.io_httproutes.yaml"),
+    ),
+    (
+        "canaries.rollouts.miniplane.dev",
+        include_str!("../crds/rollouts.miniplane.dev_canaries.yaml"),
+    ),
+];
+
+/// The field manager of the CRDs' creation.
+const FIELD_MANAGER: &str = "miniplane";
+
+/// How long to wait for each CRD to be Established (real time).
+const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Creates every built-in CRD that is absent, then waits until each is Established.
+pub async fn install(api: &Api) -> Result<(), ApiError> {
+    let resource = api.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")?;
+    let opts = WriteOptions {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..Default::default()
+    };
+    for (name, yaml) in CRDS {
+        if api.get(&resource, None, name).is_ok() {
+            continue;
+        }
+        // The manifests are ours and parsed by a test: a failure here is a build defect.
+        let body: Value = serde_saphyr::from_str(yaml).expect("a built-in CRD manifest parses");
+        match api.create(&resource, None, body, &opts).await {
+            Ok(_) => {}
+            Err(e) if e.reason == Reason::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for (name, _) in CRDS {
+        let clock = api.clock().clone();
+        let wait = async {
+            loop {
+                if let Ok(crd) = api.get(&resource, None, name)
+                    && crate::harness::established(&crd)
+                {
+                    return;
+                }
+                // 2 ms of real time, whatever the clock's scale.
+                clock.sleep(Duration::from_millis(2).mul_f64(clock.scale())).await;
+            }
+        };
+        if tokio::time::timeout(ESTABLISHED_TIMEOUT, wait).await.is_err() {
+            tracing::warn!(crd = name, "a built-in CRD is not Established");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_manifest_is_a_crd_named_as_listed() {
+        for (name, yaml) in super::CRDS {
+            let body: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
+            assert_eq!(body["kind"], "CustomResourceDefinition", "{name}");
+            assert_eq!(body["metadata"]["name"], name);
+        }
+    }
+}
