@@ -2,4 +2,5 @@
 //! Deployment (to be written).
 
 pub mod controller;
+pub mod objects;
 pub mod types;

@@ -1,0 +1,1 @@
+//! Tests of the object builders and of apply.
