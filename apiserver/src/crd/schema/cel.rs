@@ -17,6 +17,8 @@
 //! the schema's type (`"object"`, `"string"`, ...) and `<message>` the
 //! evaluated `messageExpression`, else `message`, else `failed rule:
 //! <rule>`; `reason` turns it into `Forbidden`, `Required` or `Duplicate`.
+//! Declared property names are escaped as upstream's (`namespace` is
+//! `self.__namespace__`, `a-b` is `self.a__dash__b`); map keys are not.
 //! A rule that fails to evaluate is `Invalid value: "<type>": <error>
 //! evaluating rule: <rule>`. Null values are not validated.
 //!
@@ -31,7 +33,7 @@
 //! `authz`), compile-time type checking (a rule naming a field the schema
 //! lacks compiles, and fails at evaluation with `no such key`), cost
 //! estimation and the runtime cost budget, `optionalOldSelf` (ratcheting),
-//! escaping of property names that are not CEL identifiers, and the typed
+//! and the typed
 //! views of `date-time` / `duration` strings (they are plain strings here).
 
 use std::collections::HashMap;
@@ -236,9 +238,9 @@ fn correlate<'o>(node: &Node, items: &[Value], old: Option<&'o Value>) -> Option
 
 fn run_rules(node: &Node, x: &Value, old: Option<&Value>, path: &Path, errs: &mut Vec<FieldError>) {
     let mut ctx = Context::with_env(ENV.clone());
-    ctx.add_variable_from_value("self", to_cel(x));
+    ctx.add_variable_from_value("self", to_cel(Some(node), x));
     if let Some(old) = old {
-        ctx.add_variable_from_value("oldSelf", to_cel(old));
+        ctx.add_variable_from_value("oldSelf", to_cel(Some(node), old));
     }
     let type_name = json!(node.type_name);
     for rule in &node.rules {
@@ -323,8 +325,10 @@ fn error_for_reason(rule: &Rule, field: String, value: Value, detail: String) ->
     }
 }
 
-/// A JSON value as CEL sees it.
-fn to_cel(v: &Value) -> cel::Value {
+/// A JSON value as CEL sees it, at `node` of the schema (when known): the
+/// properties the schema declares are named as CEL escapes them, map keys
+/// (`additionalProperties`) and undeclared fields are kept as written.
+fn to_cel(node: Option<&Node>, v: &Value) -> cel::Value {
     match v {
         Value::Null => cel::Value::Null,
         Value::Bool(b) => cel::Value::Bool(*b),
@@ -334,10 +338,77 @@ fn to_cel(v: &Value) -> cel::Value {
             _ => cel::Value::Float(n.as_f64().unwrap_or_default()),
         },
         Value::String(s) => cel::Value::String(Arc::new(s.clone())),
-        Value::Array(items) => cel::Value::List(Arc::new(items.iter().map(to_cel).collect())),
+        Value::Array(items) => {
+            let item_node = node.and_then(|n| n.items.as_deref());
+            cel::Value::List(Arc::new(items.iter().map(|i| to_cel(item_node, i)).collect()))
+        }
         Value::Object(obj) => {
-            let map: HashMap<String, cel::Value> = obj.iter().map(|(k, v)| (k.clone(), to_cel(v))).collect();
+            let map: HashMap<String, cel::Value> = obj
+                .iter()
+                .map(|(k, v)| match node.and_then(|n| n.properties.get(k)) {
+                    Some(prop) => (escape_property(k), to_cel(Some(prop), v)),
+                    None => {
+                        let values = node.and_then(|n| n.additional_schema()).map(|s| &**s);
+                        (k.clone(), to_cel(values, v))
+                    }
+                })
+                .collect();
             cel::Value::from(map)
         }
     }
+}
+
+/// CEL's reserved words: a property so named is reached as `__<word>__`.
+const CEL_RESERVED: [&str; 21] = [
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+/// A declared property's name as a rule names it (upstream
+/// `apiserver/schema/cel/model/escaping.go`): a reserved word becomes
+/// `__word__`; `__`, `.`, `-` and `/` become `__underscores__`, `__dot__`,
+/// `__dash__` and `__slash__`. Other names are unchanged.
+fn escape_property(name: &str) -> String {
+    if CEL_RESERVED.contains(&name) {
+        return format!("__{name}__");
+    }
+    if !name.contains(['.', '-', '/']) && !name.contains("__") {
+        return name.to_string();
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("__") {
+            out.push_str("__underscores__");
+            rest = &rest[2..];
+            continue;
+        }
+        match c {
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }

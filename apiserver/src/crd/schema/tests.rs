@@ -800,3 +800,45 @@ fn formats_accept_and_reject_as_strfmt() {
         assert_eq!(valid(format, s), *want, "{format} {s:?}");
     }
 }
+
+/// A declared property named by a CEL reserved word (`namespace`) or with
+/// characters outside CEL identifiers is reached by its escaped name, as the
+/// Gateway API's parentRefs rules do (`p.__namespace__`); map keys stay raw.
+#[test]
+fn cel_rules_reach_escaped_property_names() {
+    let schema = root(json!({
+        "type": "object",
+        "properties": {
+            "refs": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "namespace": {"type": "string"}, "a-b": {"type": "string"}
+            }},
+            "x-kubernetes-validations": [
+                {"rule": "self.all(p1, self.exists_one(p2, p1.name == p2.name && (has(p1.__namespace__) ? (has(p2.__namespace__) && p1.__namespace__ == p2.__namespace__) : !has(p2.__namespace__))))", "message": "refs must be unique"},
+                {"rule": "self.all(p, !has(p.a__dash__b) || p.a__dash__b != 'x')", "message": "a-b must not be x"}
+            ]},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "self.all(k, k != 'namespace')", "message": "no namespace key"}]}
+        }
+    }));
+    let cases: &[(Value, &[&str])] = &[
+        (
+            json!({"refs": [{"name": "gw", "namespace": "a"}, {"name": "gw", "namespace": "b"}]}),
+            &[],
+        ),
+        (
+            json!({"refs": [{"name": "gw", "namespace": "a"}, {"name": "gw", "namespace": "a"}]}),
+            &[r#"spec.refs: Invalid value: "array": refs must be unique"#],
+        ),
+        (
+            json!({"refs": [{"name": "gw", "a-b": "x"}]}),
+            &[r#"spec.refs: Invalid value: "array": a-b must not be x"#],
+        ),
+        (
+            json!({"labels": {"namespace": "v"}}),
+            &[r#"spec.labels: Invalid value: "object": no namespace key"#],
+        ),
+    ];
+    for (spec, want) in cases {
+        assert_eq!(validate(schema.clone(), spec.clone()), *want, "{spec}");
+    }
+}
