@@ -1,8 +1,11 @@
 //! The `miniplane` command line. Everything it runs lives in the library
 //! (`miniplane::Server`); this file only parses flags and waits for a signal.
-//! `miniplane node` ([`node_cli`]) is a client of a running miniplane.
+//! `miniplane node` ([`node_cli`]) and `miniplane rollout` ([`rollout_cli`]) are clients of a
+//! running miniplane; `miniplane demo` ([`demo`]) runs a rollout scenario on a cluster of its own.
 
+mod demo;
 mod node_cli;
+mod rollout_cli;
 
 use std::path::PathBuf;
 
@@ -27,6 +30,11 @@ enum Command {
     /// Stop or start a simulated node's heartbeat on a running miniplane,
     /// or list the nodes.
     Node(node_cli::NodeArgs),
+    /// Promote, abort or retry a Canary's rollout on a running miniplane.
+    Rollout(rollout_cli::RolloutArgs),
+    /// Run a rollout scenario (rolling-update, recreate, canary, ...) on an
+    /// in-memory cluster at accelerated time and show it live.
+    Demo(demo::DemoArgs),
 }
 
 #[derive(clap::Args)]
@@ -140,16 +148,9 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Command::Up(args) => args,
-        Command::Node(args) => {
-            // Already worded as kubectl's errors, with no `error:` prefix added.
-            return match node_cli::run(args, default_data_dir()).await {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("{e:#}");
-                    std::process::ExitCode::FAILURE
-                }
-            };
-        }
+        Command::Node(args) => return client_exit(node_cli::run(args, default_data_dir()).await),
+        Command::Rollout(args) => return client_exit(rollout_cli::run(args, default_data_dir()).await),
+        Command::Demo(args) => return demo::run(args).await,
     };
     init_logging(args.trace.is_some());
     // A refusal is one line a person can act on: the error and its causes,
@@ -159,6 +160,18 @@ async fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The exit of a client subcommand: its errors are already worded as kubectl's, with no
+/// `error:` prefix added.
+fn client_exit(result: anyhow::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e:#}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -265,7 +278,7 @@ mod tests {
     fn up_args(cli: Cli) -> UpArgs {
         match cli.command {
             Command::Up(args) => args,
-            Command::Node(_) => panic!("not `miniplane up`"),
+            _ => panic!("not `miniplane up`"),
         }
     }
 
@@ -329,7 +342,7 @@ mod tests {
         use super::node_cli::NodeCommand;
         let parse = |argv: &[&str]| match Cli::try_parse_from(argv).map(|c| c.command) {
             Ok(Command::Node(args)) => Ok((args.command, args.kubeconfig)),
-            Ok(Command::Up(_)) => panic!("parsed as up"),
+            Ok(_) => panic!("not `miniplane node`"),
             Err(e) => Err(e.to_string()),
         };
         let Ok((NodeCommand::Stop { name }, None)) =

@@ -95,10 +95,7 @@ pub fn heartbeat_patch(stop: bool) -> Value {
 
 /// Runs one `miniplane node` command; `data_dir` is the default data dir of `miniplane up`.
 pub async fn run(args: NodeArgs, default_data_dir: PathBuf) -> anyhow::Result<()> {
-    let data_dir = args.data_dir.unwrap_or(default_data_dir);
-    let env = std::env::var_os("KUBECONFIG");
-    let source = kubeconfig_source(args.kubeconfig, env.as_deref(), &data_dir);
-    let (client, server) = client(&source).await?;
+    let (client, server) = connect(args.kubeconfig, args.data_dir, default_data_dir).await?;
     let nodes: Api<Node> = Api::all(client);
     let result = match &args.command {
         NodeCommand::Stop { name } => set_heartbeat(&nodes, name, true).await,
@@ -106,6 +103,19 @@ pub async fn run(args: NodeArgs, default_data_dir: PathBuf) -> anyhow::Result<()
         NodeCommand::List => list(&nodes).await,
     };
     result.map_err(|e| anyhow::anyhow!(describe(&e, &server)))
+}
+
+/// A client of the running miniplane, and its server URL: the kubeconfig is the first of
+/// `--kubeconfig` (`flag`), `$KUBECONFIG`, `<data_dir or default_data_dir>/kubeconfig`. Shared by
+/// every client subcommand (`miniplane node`, `miniplane rollout`).
+pub async fn connect(
+    flag: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    default_data_dir: PathBuf,
+) -> anyhow::Result<(kube::Client, String)> {
+    let data_dir = data_dir.unwrap_or(default_data_dir);
+    let env = std::env::var_os("KUBECONFIG");
+    client(&kubeconfig_source(flag, env.as_deref(), &data_dir)).await
 }
 
 /// A client for the kubeconfig `source`, and the server URL it talks to.
