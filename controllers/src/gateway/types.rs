@@ -88,6 +88,9 @@ pub struct GatewaySpec {
     pub gateway_class_name: String,
     #[serde(default)]
     pub listeners: Vec<Listener>,
+    /// `spec.addresses` as written (`{type, value}`): the addresses asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
