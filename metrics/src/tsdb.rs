@@ -181,6 +181,67 @@ impl Tsdb {
         }
     }
 
+    /// Calls `f` with every series named `name` (every series when `None`):
+    /// its metric name, labels and samples, oldest first. Holds the lock
+    /// throughout, so `f` should only pick out what it needs.
+    pub(crate) fn visit(&self, name: Option<&str>, mut f: impl FnMut(&str, &Labels, &VecDeque<(i64, f64)>)) {
+        let inner = self.lock();
+        let mut each = |n: &str, by_labels: &BTreeMap<Labels, Series>| {
+            for (l, s) in by_labels {
+                f(n, l, &s.samples);
+            }
+        };
+        match name {
+            Some(n) => {
+                if let Some(by_labels) = inner.series.get(n) {
+                    each(n, by_labels);
+                }
+            }
+            None => {
+                for (n, by_labels) in &inner.series {
+                    each(n, by_labels);
+                }
+            }
+        }
+    }
+
+    /// Every label name of every series with samples, sorted (`__name__` among them).
+    pub fn label_names(&self) -> Vec<String> {
+        let inner = self.lock();
+        let mut names: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        for by_labels in inner.series.values() {
+            if by_labels.values().any(|s| !s.samples.is_empty()) {
+                names.insert("__name__".to_string());
+            }
+            for (l, s) in by_labels {
+                if !s.samples.is_empty() {
+                    names.extend(l.keys().cloned());
+                }
+            }
+        }
+        names.into_iter().collect()
+    }
+
+    /// Every value of label `label` (`__name__`: every metric name) among
+    /// series with samples, sorted.
+    pub fn label_values(&self, label: &str) -> Vec<String> {
+        let inner = self.lock();
+        let mut values: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        for (name, by_labels) in &inner.series {
+            for (l, s) in by_labels {
+                if s.samples.is_empty() {
+                    continue;
+                }
+                if label == "__name__" {
+                    values.insert(name.clone());
+                } else if let Some(v) = l.get(label) {
+                    values.insert(v.clone());
+                }
+            }
+        }
+        values.into_iter().collect()
+    }
+
     /// Every live series' current value in the Prometheus text format (0.0.4).
     pub fn exposition(&self) -> String {
         crate::api::exposition(&self.lock())

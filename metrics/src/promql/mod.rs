@@ -1,9 +1,31 @@
 //! A PromQL subset: what rollout analysis and autoscaling queries use.
-//! (to be written: parser, evaluator)
+//!
+//! [`query`] parses (`parser.rs`, over the tokens of `lexer.rs`) and
+//! evaluates (`eval.rs`, `functions.rs`) at one instant; [`query_range`]
+//! at every step of a range. Supported: number literals; instant and range
+//! vector selectors with `=`, `!=`, `=~`, `!~` matchers (fully anchored RE2
+//! regexes) and `offset`; every arithmetic, comparison (with `bool`) and
+//! set operator, with `on`/`ignoring` and `group_left`/`group_right`; the
+//! aggregations `sum avg min max count group stddev stdvar topk bottomk
+//! quantile` with `by`/`without`; and the functions listed in `parser.rs`
+//! (`rate`, `irate`, `increase`, `delta`, `idelta`, `deriv`, `changes`,
+//! `resets`, the `*_over_time` family, `histogram_quantile`, `abs`, `ceil`,
+//! `floor`, `round`, `sqrt`, `exp`, `ln`, `log2`, `log10`, `sgn`, `clamp`,
+//! `clamp_min`, `clamp_max`, `scalar`, `vector`, `time`, `absent`, `sort`,
+//! `sort_desc`). Not supported (a parse error says so): subqueries, the
+//! `@` modifier, string-valued expressions, `label_replace`/`label_join`,
+//! `count_values`, date functions and native histograms.
 
-use std::time::SystemTime;
+mod eval;
+mod functions;
+mod lexer;
+mod parser;
 
-use crate::tsdb::{Labels, Tsdb};
+pub use lexer::parse_duration;
+
+use std::time::{Duration, SystemTime};
+
+use crate::tsdb::{Labels, Tsdb, millis};
 
 /// One element of an instant vector.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,8 +59,74 @@ pub enum QueryError {
     Execution(String),
 }
 
+/// Checks that `expr` parses (and type-checks), without evaluating it.
+pub fn validate(expr: &str) -> Result<(), QueryError> {
+    parser::parse(expr).map(|_| ())
+}
+
 /// Evaluates `expr` at `at`.
 pub fn query(db: &Tsdb, expr: &str, at: SystemTime) -> Result<Value, QueryError> {
-    let _ = (db, at);
-    Err(QueryError::Execution(format!("not yet: {expr}")))
+    let e = parser::parse(expr)?;
+    eval::Eval { db, t: millis(at) }.eval(&e)
 }
+
+/// Upstream's cap on the points of one series in a range query.
+const MAX_POINTS: i64 = 11_000;
+
+/// Evaluates `expr` at `start`, `start + step`, ... up to `end`; the
+/// result is a matrix (a scalar becomes one series without labels).
+pub fn query_range(
+    db: &Tsdb,
+    expr: &str,
+    start: SystemTime,
+    end: SystemTime,
+    step: Duration,
+) -> Result<Value, QueryError> {
+    let e = parser::parse(expr)?;
+    if e.ty() == parser::Type::Matrix {
+        return Err(QueryError::Parse(
+            "invalid expression type \"range vector\" for range query, must be Scalar or instant Vector"
+                .into(),
+        ));
+    }
+    let (start, end) = (millis(start), millis(end));
+    let step = i64::try_from(step.as_millis()).unwrap_or(i64::MAX);
+    if end < start {
+        return Err(QueryError::Parse(
+            "end timestamp must not be before start time".into(),
+        ));
+    }
+    if step <= 0 {
+        return Err(QueryError::Parse(
+            "zero or negative query resolution step widths are not accepted. Try a positive integer".into(),
+        ));
+    }
+    if (end - start) / step >= MAX_POINTS {
+        return Err(QueryError::Parse(
+            "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"
+                .into(),
+        ));
+    }
+    let mut series: std::collections::BTreeMap<Labels, Vec<(i64, f64)>> = std::collections::BTreeMap::new();
+    let mut t = start;
+    while t <= end {
+        match (eval::Eval { db, t }).eval(&e)? {
+            Value::Scalar(v) => series.entry(Labels::new()).or_default().push((t, v)),
+            Value::Vector(v) => {
+                for s in v {
+                    series.entry(s.labels).or_default().push((t, s.value));
+                }
+            }
+            Value::Matrix(_) => {
+                return Err(QueryError::Execution(
+                    "a range query's steps must be instant".into(),
+                ));
+            }
+        }
+        t += step;
+    }
+    Ok(Value::Matrix(series.into_iter().collect()))
+}
+
+#[cfg(test)]
+mod tests;
