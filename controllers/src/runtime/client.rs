@@ -249,6 +249,21 @@ pub trait Client: Send + Sync + 'static {
         subresource: Option<&str>,
     ) -> BoxFuture<'_, ClientResult<Value>>;
 
+    /// GET a subresource of one object, e.g. a Deployment's `scale` (an
+    /// `autoscaling/v1` Scale: `spec.replicas`, `status.replicas`,
+    /// `status.selector`). Clients without subresource reads answer 405.
+    fn get_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let _ = (r, ns);
+        let message = format!("GET {name}/{subresource} is not supported by this client");
+        Box::pin(async move { Err(ClientError::new(405, "MethodNotAllowed", message)) })
+    }
+
     /// POST to a subresource of one object, e.g. a pod's `binding`
     /// (`POST pods/NAME/binding`, upstream `pods.Bind`). Clients without
     /// subresource creates answer 405 MethodNotAllowed.
@@ -429,6 +444,29 @@ impl Client for InProcessClient {
         let result = self
             .info(r)
             .and_then(|info| Ok(self.api.get(&info, scoped(r, ns), name)?));
+        Box::pin(async move { result })
+    }
+
+    fn get_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let result = parse_subresource(Some(subresource)).and_then(|sub| {
+            let info = self.info(r)?;
+            let ns = scoped(r, ns);
+            match sub {
+                Some(Subresource::Scale) => Ok(self.api.get_scale(&info, ns, name)?),
+                Some(Subresource::Status) => Ok(self.api.get(&info, ns, name)?),
+                _ => Err(ClientError::new(
+                    405,
+                    "MethodNotAllowed",
+                    format!("GET {name}/{subresource} is not supported by this client"),
+                )),
+            }
+        });
         Box::pin(async move { result })
     }
 

@@ -286,6 +286,17 @@ impl Client for HttpClient {
         Box::pin(async move { self.call(Method::GET, &path, None).await })
     }
 
+    fn get_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let path = self.path(r, ns, Some(name), Some(subresource));
+        Box::pin(async move { self.call(Method::GET, &path, None).await })
+    }
+
     fn list(
         &self,
         r: &ResourceRef,

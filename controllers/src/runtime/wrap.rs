@@ -162,6 +162,17 @@ impl<W: WrapClient> Client for W {
         self.around_read(&call, || self.inner().get(r, ns, name))
     }
 
+    fn get_subresource(
+        &self,
+        r: &ResourceRef,
+        ns: Option<&str>,
+        name: &str,
+        subresource: &str,
+    ) -> BoxFuture<'_, ClientResult<Value>> {
+        let call = Call::new(Verb::Get, r, ns, name, Some(subresource));
+        self.around_read(&call, || self.inner().get_subresource(r, ns, name, subresource))
+    }
+
     fn list(
         &self,
         r: &ResourceRef,
