@@ -36,7 +36,7 @@ use crate::runtime::meta::new_controller_ref;
 
 pub use apply::{apply, scale};
 pub use autoscaler::primary_autoscaler;
-pub use hooks::{HookState, hook_job, hook_state};
+pub use hooks::{HookState, hook_job, hook_job_name, hook_state};
 pub use primary::{is_deployment_ready, primary_deployment, selector_error, selector_label, template_hash};
 pub use route::{Weights, route, route_weights};
 pub use services::services;

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{CANARY_RPS_ANNOTATION, HEADER_SHARE_ANNOTATION, Names, canary_labels, names, owner_ref};
 use crate::canary::types::Canary;
-use crate::gateway::types::{HTTPBackendRef, HTTPRoute, HTTPRouteRule, HTTPRouteSpec};
+use crate::gateway::types::{HTTPBackendRef, HTTPRoute, HTTPRouteMatch, HTTPRouteRule, HTTPRouteSpec};
 
 /// The split of the default rule's traffic, in percent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,11 +106,18 @@ fn backend_refs(n: &Names, port: i32, weights: Weights) -> Vec<HTTPBackendRef> {
     ]
 }
 
-/// The default rule's weights (the last rule without matches, Flagger's
-/// `GetRoutes`); `None` when the route has no such rule or the rule lacks
-/// either backend. An unset weight is the API's default, 1.
+/// The default rule's weights (Flagger's `GetRoutes`): the last rule that
+/// matches every request (no matches, or the API's default match, path
+/// prefix `/`, as the server stores it); `None` when the route has no such
+/// rule or the rule lacks either backend. An unset weight is the API's
+/// default, 1.
 pub fn route_weights(route: &HTTPRoute, names: &Names) -> Option<Weights> {
-    let rule = route.spec.rules.iter().rev().find(|r| r.matches.is_empty())?;
+    let rule = route
+        .spec
+        .rules
+        .iter()
+        .rev()
+        .find(|r| r.matches.iter().all(matches_everything))?;
     let weight = |service: &str| {
         rule.backend_refs
             .iter()
@@ -126,4 +133,12 @@ pub fn route_weights(route: &HTTPRoute, names: &Names) -> Option<Weights> {
 /// A backend in the core group of kind Service (the defaults).
 fn is_service(b: &HTTPBackendRef) -> bool {
     b.group.as_deref().unwrap_or("").is_empty() && b.kind.as_deref().unwrap_or("Service") == "Service"
+}
+
+/// A match every request meets: no headers, and no path or the path prefix `/`.
+fn matches_everything(m: &HTTPRouteMatch) -> bool {
+    let path_all = m.path.as_ref().is_none_or(|p| {
+        p.type_.as_deref().unwrap_or("PathPrefix") == "PathPrefix" && p.value.as_deref().unwrap_or("/") == "/"
+    });
+    m.headers.is_empty() && path_all
 }

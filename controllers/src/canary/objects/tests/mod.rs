@@ -1,1 +1,5 @@
-//! Tests of the object builders and of apply.
+//! Tests of the object builders (pure) and of [`super::apply`] against a real API.
+
+mod apply;
+mod builders;
+mod fixtures;

@@ -1,0 +1,296 @@
+//! [`apply`] and [`scale`] against a real API server (temporary store, the
+//! Gateway API CRDs installed): every object built here passes the server's
+//! validation, a second apply writes nothing, a changed object is updated.
+
+use std::sync::Arc;
+
+use apiserver::testkit::TestApi;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Service;
+use serde_json::{Value, json};
+
+use super::fixtures::{ab_testing, blue_green, canary, hook, target, target_with};
+use crate::canary::objects::{
+    Weights, apply, hook_job, names, primary_autoscaler, primary_deployment, route, route_weights, scale,
+    services, template_hash,
+};
+use crate::gateway::types::HTTPRoute;
+use crate::runtime::{Client, InProcessClient, ResourceRef, Typed};
+
+/// The Gateway API CRDs of the repository, as the binary installs them.
+const CRDS: [&str; 3] = [
+    include_str!("../../../../../crds/gateway.networking.k8s.io_gatewayclasses.yaml"),
+    include_str!("../../../../../crds/gateway.networking.k8s.io_gateways.yaml"),
+    include_str!("../../../../../crds/gateway.networking.k8s.io_httproutes.yaml"),
+];
+
+/// A client of a fresh API server with the Gateway API served.
+async fn client() -> Arc<dyn Client> {
+    let api = TestApi::builder().build().await;
+    let crds = api
+        .resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .unwrap();
+    for yaml in CRDS {
+        let body: Value = serde_saphyr::from_str(yaml).unwrap();
+        api.create(&crds, None, body, &apiserver::testkit::by("test"))
+            .await
+            .unwrap();
+    }
+    api.sync_custom_resources().await.unwrap();
+    Arc::new(InProcessClient::new(api, "canary-controller"))
+}
+
+/// The resourceVersion of `name` of kind `K` in `default`.
+async fn rv<K: k8s_openapi::Resource>(client: &dyn Client, name: &str) -> String {
+    let obj = client
+        .get(&ResourceRef::of::<K>(), Some("default"), name)
+        .await
+        .unwrap();
+    obj["metadata"]["resourceVersion"].as_str().unwrap().to_string()
+}
+
+/// The target as the server stores it (defaulted), created first.
+async fn stored_target(client: &Arc<dyn Client>, t: &Deployment) -> Deployment {
+    Typed::<Deployment>::new(client.clone())
+        .create(Some("default"), t)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn every_object_passes_validation_and_a_second_apply_writes_nothing() {
+    let client = client().await;
+    let c = canary();
+    let t = stored_target(&client, &target()).await;
+    let n = names(&c);
+
+    let primary = primary_deployment(&c, &t, None);
+    apply(&*client, &primary).await.unwrap();
+    let svcs = services(&c, &t);
+    for s in &svcs {
+        apply(&*client, s).await.unwrap();
+    }
+    let r = route(&c, Weights::PRIMARY, false);
+    apply(&*client, &r).await.unwrap();
+    let hpa: HorizontalPodAutoscaler = serde_json::from_value(json!({
+        "metadata": {"name": "podinfo", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "podinfo"},
+            "minReplicas": 1, "maxReplicas": 4,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]
+        }
+    }))
+    .unwrap();
+    let primary_hpa = primary_autoscaler(&c, &hpa);
+    apply(&*client, &primary_hpa).await.unwrap();
+    let job = hook_job(&c, &hook("smoke-test", "pre-rollout", true), &template_hash(&t)).unwrap();
+    apply(&*client, &job).await.unwrap();
+
+    let before = [
+        rv::<Deployment>(&*client, &n.primary).await,
+        rv::<Service>(&*client, &n.apex_service).await,
+        rv::<Service>(&*client, &n.primary_service).await,
+        rv::<Service>(&*client, &n.canary_service).await,
+        rv::<HTTPRoute>(&*client, &n.route).await,
+        rv::<HorizontalPodAutoscaler>(&*client, "podinfo-primary").await,
+        rv::<Job>(&*client, job.metadata.name.as_deref().unwrap()).await,
+    ];
+    // Built again, from the same inputs: nothing is written.
+    apply(&*client, &primary_deployment(&c, &t, None)).await.unwrap();
+    for s in services(&c, &t) {
+        apply(&*client, &s).await.unwrap();
+    }
+    apply(&*client, &route(&c, Weights::PRIMARY, false))
+        .await
+        .unwrap();
+    apply(&*client, &primary_autoscaler(&c, &hpa)).await.unwrap();
+    apply(&*client, &job).await.unwrap();
+    let after = [
+        rv::<Deployment>(&*client, &n.primary).await,
+        rv::<Service>(&*client, &n.apex_service).await,
+        rv::<Service>(&*client, &n.primary_service).await,
+        rv::<Service>(&*client, &n.canary_service).await,
+        rv::<HTTPRoute>(&*client, &n.route).await,
+        rv::<HorizontalPodAutoscaler>(&*client, "podinfo-primary").await,
+        rv::<Job>(&*client, job.metadata.name.as_deref().unwrap()).await,
+    ];
+    assert_eq!(before, after, "the second apply writes nothing");
+
+    // What the server stored reads back as built.
+    let stored: HTTPRoute = Typed::<HTTPRoute>::new(client.clone())
+        .get(Some("default"), "podinfo")
+        .await
+        .unwrap();
+    assert_eq!(
+        route_weights(&stored, &n),
+        Some(Weights::PRIMARY),
+        "the server's default match is a catch-all"
+    );
+    let stored_primary = Typed::<Deployment>::new(client.clone())
+        .get(Some("default"), "podinfo-primary")
+        .await
+        .unwrap();
+    assert_eq!(
+        stored_primary.spec.unwrap().template.spec,
+        t.spec.as_ref().unwrap().template.spec,
+        "the primary runs the target's pod spec"
+    );
+}
+
+#[tokio::test]
+async fn a_changed_object_is_updated_keeping_what_others_set() {
+    let client = client().await;
+    let c = ab_testing();
+    let n = names(&c);
+    let routes = Typed::<HTTPRoute>::new(client.clone());
+
+    apply(&*client, &route(&c, Weights::PRIMARY, false))
+        .await
+        .unwrap();
+    for w in [Weights::canary(10), Weights::canary(20)] {
+        let before = rv::<HTTPRoute>(&*client, &n.route).await;
+        apply(&*client, &route(&c, w, false)).await.unwrap();
+        assert_ne!(rv::<HTTPRoute>(&*client, &n.route).await, before);
+        let stored = routes.get(Some("default"), &n.route).await.unwrap();
+        assert_eq!(route_weights(&stored, &n), Some(w));
+    }
+    // A/B: the header rule comes first, the default rule keeps its weights.
+    apply(&*client, &route(&c, Weights::PRIMARY, true)).await.unwrap();
+    let stored = routes.get(Some("default"), &n.route).await.unwrap();
+    assert_eq!(stored.spec.rules.len(), 2);
+    assert_eq!(stored.spec.rules[0].backend_refs[1].weight, Some(100));
+    assert_eq!(route_weights(&stored, &n), Some(Weights::PRIMARY));
+    let before = rv::<HTTPRoute>(&*client, &n.route).await;
+    apply(&*client, &route(&c, Weights::PRIMARY, true)).await.unwrap();
+    assert_eq!(
+        rv::<HTTPRoute>(&*client, &n.route).await,
+        before,
+        "defaulted header matches are no change"
+    );
+
+    // A Service: a label someone else set and the allocated clusterIP stay.
+    let t = stored_target(&client, &target()).await;
+    let canary_svc = services(&c, &t).pop().unwrap();
+    apply(&*client, &canary_svc).await.unwrap();
+    let svc_ref = ResourceRef::of::<Service>();
+    let patch = json!({"metadata": {"labels": {"owner": "someone-else"}}});
+    client
+        .patch(
+            &svc_ref,
+            Some("default"),
+            &n.canary_service,
+            crate::runtime::PatchType::Merge,
+            patch,
+            None,
+        )
+        .await
+        .unwrap();
+    let ip = client
+        .get(&svc_ref, Some("default"), &n.canary_service)
+        .await
+        .unwrap()["spec"]["clusterIP"]
+        .clone();
+    let mut c2 = c.clone();
+    c2.spec.service.port = 8080;
+    apply(&*client, &services(&c2, &t).pop().unwrap()).await.unwrap();
+    let svc = client
+        .get(&svc_ref, Some("default"), &n.canary_service)
+        .await
+        .unwrap();
+    assert_eq!(svc["spec"]["ports"][0]["port"], 8080);
+    assert_eq!(svc["spec"]["clusterIP"], ip);
+    assert_eq!(svc["metadata"]["labels"]["owner"], "someone-else");
+
+    // The primary takes a new template (promotion).
+    apply(&*client, &primary_deployment(&c, &t, None)).await.unwrap();
+    let next = stored_target(
+        &client,
+        &target_with(&[("app", "podinfo")], "6.0.1")
+            .clone()
+            .renamed("podinfo-v2"),
+    )
+    .await;
+    let promoted = primary_deployment(&c, &next, Some(3));
+    apply(&*client, &promoted).await.unwrap();
+    let stored = Typed::<Deployment>::new(client.clone())
+        .get(Some("default"), "podinfo-primary")
+        .await
+        .unwrap();
+    let spec = stored.spec.unwrap();
+    assert_eq!(spec.replicas, Some(3));
+    assert_eq!(
+        spec.template.spec.unwrap().containers[0].image.as_deref(),
+        Some("ghcr.io/stefanprodan/podinfo:6.0.1")
+    );
+    assert_eq!(
+        stored.metadata.annotations.unwrap()[crate::canary::objects::primary::TEMPLATE_HASH_ANNOTATION],
+        template_hash(&next)
+    );
+}
+
+#[tokio::test]
+async fn blue_green_services_and_the_ab_route_are_valid() {
+    let client = client().await;
+    let t = stored_target(&client, &target()).await;
+    for s in services(&blue_green(), &t) {
+        apply(&*client, &s).await.unwrap();
+    }
+    let svc = client
+        .get(&ResourceRef::of::<Service>(), Some("default"), "podinfo-canary")
+        .await
+        .unwrap();
+    assert_eq!(
+        svc["metadata"]["annotations"]["sim.miniplane.dev/requests-per-second"],
+        "10"
+    );
+    let mut c = ab_testing();
+    c.metadata.annotations = Some(super::fixtures::map(&[("sim.miniplane.dev/header-share", "0.3")]));
+    apply(&*client, &route(&c, Weights::PRIMARY, true)).await.unwrap();
+    let r = client
+        .get(&ResourceRef::of::<HTTPRoute>(), Some("default"), "podinfo")
+        .await
+        .unwrap();
+    assert_eq!(
+        r["metadata"]["annotations"]["sim.miniplane.dev/header-share"],
+        "0.3"
+    );
+    assert_eq!(
+        r["spec"]["rules"][0]["matches"][0]["headers"][0]["name"],
+        "x-canary"
+    );
+}
+
+#[tokio::test]
+async fn scale_sets_the_replicas_once() {
+    let client = client().await;
+    stored_target(&client, &target()).await;
+    scale(&*client, "default", "podinfo", 0).await.unwrap();
+    let d = client
+        .get(&ResourceRef::of::<Deployment>(), Some("default"), "podinfo")
+        .await
+        .unwrap();
+    assert_eq!(d["spec"]["replicas"], 0);
+    let before = rv::<Deployment>(&*client, "podinfo").await;
+    scale(&*client, "default", "podinfo", 0).await.unwrap();
+    assert_eq!(
+        rv::<Deployment>(&*client, "podinfo").await,
+        before,
+        "no write when already scaled"
+    );
+    let missing = scale(&*client, "default", "nothing", 1).await.unwrap_err();
+    assert!(missing.is_not_found());
+}
+
+/// Renaming a fixture Deployment.
+trait Renamed {
+    fn renamed(self, name: &str) -> Self;
+}
+
+impl Renamed for Deployment {
+    fn renamed(mut self, name: &str) -> Self {
+        self.metadata.name = Some(name.into());
+        self
+    }
+}
