@@ -645,6 +645,7 @@ impl<'a> Planner<'a> {
             );
         }
         self.status.last_applied_spec = Some(target.revision.clone());
+        self.steps.push(Step::ApplyServices);
         self.restart_analysis();
     }
 
