@@ -27,6 +27,17 @@ pub(crate) struct Series {
     pub(crate) samples: VecDeque<(i64, f64)>,
 }
 
+impl Series {
+    /// Adds to a counter; a forgotten series (a pod of the same name again,
+    /// e.g. a StatefulSet's) starts again from 0, which reads as a reset.
+    fn add(&mut self, delta: f64) {
+        if self.current.is_nan() {
+            self.current = 0.0;
+        }
+        self.current += delta;
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Family {
     pub(crate) kind: MetricKind,
@@ -105,7 +116,7 @@ impl Tsdb {
     pub fn counter_add(&self, name: &str, labels_: &[(&str, &str)], delta: f64) {
         let mut inner = self.lock();
         let series = inner.series.entry(name.to_string()).or_default();
-        series.entry(labels(labels_)).or_default().current += delta;
+        series.entry(labels(labels_)).or_default().add(delta);
     }
 
     /// Sets a gauge series.
@@ -138,14 +149,12 @@ impl Tsdb {
             l.insert("le".into(), bound);
             let s = inner.series.entry(format!("{name}_bucket")).or_default();
             let series = s.entry(l).or_default();
-            if within {
-                series.current += n;
-            }
+            series.add(if within { n } else { 0.0 });
         }
         let s = inner.series.entry(format!("{name}_sum")).or_default();
-        s.entry(base.clone()).or_default().current += value * n;
+        s.entry(base.clone()).or_default().add(value * n);
         let s = inner.series.entry(format!("{name}_count")).or_default();
-        s.entry(base).or_default().current += n;
+        s.entry(base).or_default().add(n);
     }
 
     /// Stops sampling every series with `label` = `value` (a deleted pod);
@@ -162,15 +171,19 @@ impl Tsdb {
         }
     }
 
-    /// Takes a sample of every live series at `at`, and drops samples older
-    /// than the retention window (and series left with none).
+    /// Takes a sample of every live series at `at` (not of a series whose
+    /// latest sample is as recent), and drops samples older than the
+    /// retention window (and series left with none).
     pub fn scrape(&self, at: SystemTime) {
         let t = millis(at);
         let mut inner = self.lock();
         let horizon = t - i64::try_from(inner.retention.as_millis()).unwrap_or(i64::MAX);
         for by_labels in inner.series.values_mut() {
             for s in by_labels.values_mut() {
-                if !s.current.is_nan() {
+                // Samples stay in time order: a scrape at or before a
+                // series' latest sample adds nothing to it (as Prometheus
+                // refuses out-of-order samples).
+                if !s.current.is_nan() && s.samples.back().is_none_or(|(last, _)| *last < t) {
                     s.samples.push_back((t, s.current));
                 }
                 while s.samples.front().is_some_and(|(ts, _)| *ts < horizon) {

@@ -255,7 +255,12 @@ fn describe(tsdb: &Tsdb) {
 
 /// Writes `tally` (counted against `topology`) into the store and clears it;
 /// remembers the pods written (namespace, name).
-fn write(tsdb: &Tsdb, topology: &Topology, tally: &mut Tally, written: &mut BTreeSet<(String, String)>) {
+pub(crate) fn write(
+    tsdb: &Tsdb,
+    topology: &Topology,
+    tally: &mut Tally,
+    written: &mut BTreeSet<(String, String)>,
+) {
     if tally.is_empty() {
         return;
     }

@@ -521,3 +521,70 @@ fn same_seed_same_counts() {
     assert_eq!(w.run(16, 50).1, w.run(16, 50).1);
     assert_ne!(w.run(16, 50).1, w.run(17, 50).1);
 }
+
+/// What reaches the store: the labels of every family, histograms whose
+/// count equals the pods' answers, and a forgotten pod's series starting
+/// again when a pod of that name comes back.
+#[test]
+fn written_series() {
+    use sim_metrics::Tsdb;
+    use std::collections::BTreeSet;
+    use std::time::{Duration, SystemTime};
+
+    let mut w = World::new(&["web"], 1, &[(ERROR_RATE, "0.5"), (CPU_MILLICORES, "1000")]);
+    w.route("web", json!({}), to("web"));
+    let (t, mut tally) = w.run(18, 10);
+    let tsdb = Tsdb::new();
+    let mut written = BTreeSet::new();
+    super::run::write(&tsdb, &t, &mut tally, &mut written);
+    assert!(tally.is_empty());
+    assert_eq!(written, BTreeSet::from([(NS.to_string(), "web-0".to_string())]));
+    let text = tsdb.exposition();
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{text}"))
+            .rsplit_once(' ')
+            .map(|(_, v)| v.to_string())
+            .unwrap_or_default()
+    };
+    let labels = r#"namespace="shop",pod="web-0",route="shop/web",service="web""#;
+    assert_eq!(
+        line(&format!(r#"http_requests_total{{code="200",{labels}}}"#)),
+        "50"
+    );
+    assert_eq!(
+        line(&format!(r#"http_requests_total{{code="500",{labels}}}"#)),
+        "50"
+    );
+    assert_eq!(
+        line(&format!(r#"http_request_duration_seconds_count{{{labels}}}"#)),
+        "100"
+    );
+    assert_eq!(
+        line(&format!(
+            r#"http_request_duration_seconds_bucket{{le="+Inf",{labels}}}"#
+        )),
+        "100"
+    );
+    // 10 s × 1 core base + 100 requests × 10 ms.
+    let cpu: f64 = line(r#"container_cpu_usage_seconds_total{container="app",namespace="shop",pod="web-0"}"#)
+        .parse()
+        .expect("number");
+    assert!((cpu - 11.0).abs() < 1e-9, "{cpu}");
+
+    // The pod goes, its series are forgotten; one of the same name comes back.
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    tsdb.scrape(at);
+    tsdb.forget("pod", "web-0");
+    assert!(!tsdb.exposition().contains("web-0"));
+    let mut tally = Tally::default();
+    let mut t = w.topology();
+    t.tick(&mut ChaCha8Rng::seed_from_u64(19), 1.0, &mut tally);
+    super::run::write(&tsdb, &t, &mut tally, &mut written);
+    let text = tsdb.exposition();
+    assert!(
+        text.contains(&format!(r#"http_request_duration_seconds_count{{{labels}}} 10"#)),
+        "{text}"
+    );
+}
