@@ -305,7 +305,8 @@ mod tests {
     #[test]
     fn controllers_flag_takes_kube_controller_managers_syntax() {
         let parse = |argv: &[&str]| Cli::try_parse_from(argv).map(|cli| up_args(cli).controllers.names());
-        assert_eq!(parse(&["miniplane", "up"]).unwrap().len(), 20);
+        let all = miniplane::cluster::CONTROLLERS.len();
+        assert_eq!(parse(&["miniplane", "up"]).unwrap().len(), all);
         let some = parse(&[
             "miniplane",
             "up",
@@ -313,7 +314,7 @@ mod tests {
             "*,-deployment-controller,-replicaset",
         ])
         .unwrap();
-        assert_eq!(some.len(), 18);
+        assert_eq!(some.len(), all - 2);
         assert!(!some.contains(&"deployment-controller"));
         let err = parse(&[
             "miniplane",
@@ -365,6 +366,77 @@ mod tests {
             parse(&["miniplane", "node", "stop"]).is_err(),
             "a name is required"
         );
+    }
+
+    #[test]
+    fn rollout_takes_a_verb_a_name_and_a_namespace() {
+        use super::rollout_cli::RolloutCommand;
+        let parse = |argv: &[&str]| match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Rollout(args)) => Ok((args.command, args.namespace, args.kubeconfig)),
+            Ok(_) => panic!("not `miniplane rollout`"),
+            Err(e) => Err(e.to_string()),
+        };
+        let (command, namespace, kubeconfig) = parse(&[
+            "miniplane",
+            "rollout",
+            "promote",
+            "podinfo",
+            "-n",
+            "team",
+            "--kubeconfig",
+            "/k",
+        ])
+        .unwrap();
+        assert_eq!(
+            command,
+            RolloutCommand::Promote {
+                name: "podinfo".into()
+            }
+        );
+        assert_eq!((namespace.as_str(), kubeconfig), ("team", Some("/k".into())));
+        let (command, namespace, _) = parse(&["miniplane", "rollout", "abort", "web"]).unwrap();
+        assert_eq!(
+            (command, namespace.as_str()),
+            (RolloutCommand::Abort { name: "web".into() }, "default")
+        );
+        assert!(
+            parse(&["miniplane", "rollout", "retry"]).is_err(),
+            "a name is required"
+        );
+        assert!(parse(&["miniplane", "rollout", "pause", "web"]).is_err());
+    }
+
+    #[test]
+    fn demo_takes_a_known_scenario_and_its_options() {
+        let parse = |argv: &[&str]| match Cli::try_parse_from(argv).map(|c| c.command) {
+            Ok(Command::Demo(args)) => Ok((args.scenario, args.html, args.time_scale, args.seed)),
+            Ok(_) => panic!("not `miniplane demo`"),
+            Err(e) => Err(e.to_string()),
+        };
+        let (scenario, html, scale, seed) = parse(&[
+            "miniplane",
+            "demo",
+            "canary",
+            "--html",
+            "out.html",
+            "--time-scale",
+            "30",
+            "--seed",
+            "7",
+        ])
+        .unwrap();
+        assert_eq!(
+            (scenario.as_str(), html, scale, seed),
+            ("canary", Some("out.html".into()), 30.0, 7)
+        );
+        let (_, html, scale, _) = parse(&["miniplane", "demo", "recreate"]).unwrap();
+        assert_eq!((html, scale), (None, 60.0));
+        let err = parse(&["miniplane", "demo", "nope"]).unwrap_err();
+        assert!(
+            err.contains("rolling-update") && err.contains("ab-testing"),
+            "{err}"
+        );
+        assert!(parse(&["miniplane", "demo", "canary", "--time-scale", "0"]).is_err());
     }
 
     #[test]

@@ -218,13 +218,19 @@ async fn drive(
         .and_then(|s| s.last_applied_spec);
 
     let mut started = false;
+    // Blue/green: the canary's weight while its checks run (before the last iteration passed).
+    let want_iterations = observer
+        .canary()
+        .await
+        .and_then(|c| c.spec.analysis.iterations)
+        .unwrap_or(0);
     let mut weight_in_analysis = 0;
     let end = loop {
         clock.sleep(STEP).await;
         let s = observer.sample().await;
         printer.show(&s);
         let phase = s.phase.clone();
-        if s.phase == "Progressing" {
+        if s.phase == "Progressing" && s.iterations.unwrap_or(0) < want_iterations {
             weight_in_analysis = weight_in_analysis.max(s.weight.unwrap_or(0));
         }
         let elapsed = s.t;
@@ -249,11 +255,6 @@ async fn drive(
             }
         };
         if ended {
-            if let Some(last) = samples.last() {
-                // The closing state, whatever the heartbeat.
-                printer.last_key.clear();
-                printer.show(last);
-            }
             break judge(scenario, &observer, &phase, weight_in_analysis).await;
         }
         if elapsed >= triggered + scenario.timeout {

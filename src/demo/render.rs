@@ -28,8 +28,9 @@ pub fn key(s: &Sample) -> String {
         .map(|v| format!("{}={}:{}/{}", v.name, v.image, v.ready, v.desired))
         .collect();
     format!(
-        "{}|{:?}|{:?}|{}|{}",
+        "{}|{}|{:?}|{:?}|{}|{}",
         s.phase,
+        s.unserved >= 0.05,
         s.weight,
         s.failed_checks,
         versions.join(","),
@@ -64,6 +65,9 @@ pub fn line(s: &Sample) -> String {
     } else {
         out.push_str("  ");
         out.push_str(&versions.join(" │ "));
+    }
+    if s.unserved >= 0.05 {
+        out.push_str(&format!("  (unanswered {:.0} req/s)", s.unserved));
     }
     if let Some(why) = &s.why {
         out.push_str("  ← ");
@@ -104,10 +108,12 @@ mod tests {
             phase: "Progressing".into(),
             weight: Some(20),
             failed_checks: Some(1),
+            iterations: Some(0),
             versions: vec![
                 v("primary", "podinfo:6.0.0", 4, Some(99.94), Some(58.2)),
                 v("canary", "podinfo:6.1.0", 1, None, None),
             ],
+            unserved: 0.0,
             why: Some("Advance podinfo.default canary weight 20".into()),
         };
         assert_eq!(
@@ -131,7 +137,9 @@ mod tests {
             phase: "Complete".into(),
             weight: None,
             failed_checks: None,
+            iterations: None,
             versions: vec![v("6.0.0", "podinfo:6.0.0", 4, Some(100.0), Some(50.0))],
+            unserved: 0.0,
             why: None,
         };
         let mut b = a.clone();

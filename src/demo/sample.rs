@@ -54,8 +54,12 @@ pub struct Sample {
     pub weight: Option<i32>,
     /// The Canary's failed checks.
     pub failed_checks: Option<i32>,
+    /// The Canary's passed iterations (blue/green, A/B testing).
+    pub iterations: Option<i32>,
     /// Each version with replicas or traffic.
     pub versions: Vec<Version>,
+    /// Requests per second no pod answered (the gateway's 5xx: no ready endpoint, no backend).
+    pub unserved: f64,
     /// The newest Event of the rollout's driver since the previous step.
     pub why: Option<String>,
 }
@@ -135,7 +139,7 @@ impl Observer {
             Driver::Deployment => self.replica_set_versions(&replica_sets),
             Driver::Canary { .. } => self.canary_versions(&replica_sets).await,
         };
-        let traffic = self.traffic(now);
+        let (traffic, unserved) = self.traffic(now);
         for v in &mut versions {
             if let Some(m) = traffic.get(&v.name) {
                 v.rps = Some(m.rps);
@@ -143,11 +147,11 @@ impl Observer {
                 v.p99_ms = m.p99_ms;
             }
         }
-        let (phase, weight, failed_checks) = match self.scenario.driver {
+        let (phase, weight, failed_checks, iterations) = match self.scenario.driver {
             Driver::Deployment => {
                 let d = self.deployment(self.scenario.deployment).await;
                 let phase = d.as_ref().map_or("Absent", deployment_phase);
-                (phase.to_string(), None, None)
+                (phase.to_string(), None, None, None)
             }
             Driver::Canary { .. } => {
                 let status = self.canary().await.and_then(|c| c.status);
@@ -156,6 +160,7 @@ impl Observer {
                     phase.unwrap_or_else(|| "Pending".into()),
                     Some(status.as_ref().map_or(0, |s| s.canary_weight)),
                     Some(status.as_ref().map_or(0, |s| s.failed_checks)),
+                    Some(status.as_ref().map_or(0, |s| s.iterations)),
                 )
             }
         };
@@ -165,7 +170,9 @@ impl Observer {
             phase,
             weight,
             failed_checks,
+            iterations,
             versions,
+            unserved,
             why,
         }
     }
@@ -268,16 +275,22 @@ impl Observer {
         versions
     }
 
-    /// Each version's traffic over the window ending `now`.
-    fn traffic(&self, now: SystemTime) -> BTreeMap<String, Traffic> {
+    /// Each version's traffic over the window ending `now`, and the rate of requests no pod
+    /// answered.
+    fn traffic(&self, now: SystemTime) -> (BTreeMap<String, Traffic>, f64) {
         let requests =
             format!("sum by (pod, code) (rate(http_requests_total{{namespace=\"{NAMESPACE}\"}}[{WINDOW}]))");
         let buckets = format!(
             "sum by (pod, le) (rate(http_request_duration_seconds_bucket{{namespace=\"{NAMESPACE}\"}}[{WINDOW}]))"
         );
         let mut by_code: Vec<(String, String, f64)> = Vec::new();
+        let mut unserved = 0.0;
         if let Ok(sim_metrics::Value::Vector(samples)) = self.tsdb.instant(&requests, now) {
             for s in samples {
+                if s.labels.get("pod").is_none_or(String::is_empty) {
+                    unserved += s.value;
+                    continue;
+                }
                 let Some(version) = self.pod_version(s.labels.get("pod")) else {
                     continue;
                 };
@@ -302,7 +315,7 @@ impl Observer {
                 by_le.push((version, le, s.value));
             }
         }
-        summarize(&by_code, &by_le)
+        (summarize(&by_code, &by_le), unserved)
     }
 
     /// The version of the pod named `pod`, through its ReplicaSet.
@@ -344,7 +357,7 @@ impl Observer {
             };
             fresh.push((at, kind == driver_kind, row));
         }
-        fresh.sort_by(|a, b| a.0.cmp(&b.0));
+        fresh.sort_by_key(|(at, _, _)| *at);
         let why = fresh
             .iter()
             .rev()
@@ -529,7 +542,9 @@ mod tests {
         assert_eq!(s["primary"].success, Some(90.0));
         assert_eq!(s["primary"].p99_ms, None);
         assert_eq!(s["canary"].success, Some(100.0));
-        assert_eq!(s["canary"].p99_ms, Some(50.0));
+        // Rank 4.95 of 5 in the first bucket, interpolated from 0: 0.05 × 4.95 / 5 seconds.
+        let p99 = s["canary"].p99_ms.unwrap();
+        assert!((p99 - 49.5).abs() < 1e-9, "{p99}");
     }
 
     #[test]

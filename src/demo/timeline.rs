@@ -1,6 +1,6 @@
 //! The HTML timeline of a demo run (`miniplane demo ... --html FILE`): one self-contained page
 //! (inline CSS and SVG, no script, no external asset) with charts over simulated time — the
-//! canary weight, the ready replicas per version, the success rate and the p99 latency per
+//! canary weight, the ready replicas, requests per second, success rate and p99 latency per
 //! version — then the table of steps and the Events, for slides and docs.
 
 use std::fmt::Write as _;
@@ -123,6 +123,12 @@ fn charts(samples: &[Sample]) -> Vec<(&'static str, &'static str, Vec<Series>)> 
         "pods",
         per_version("ready replicas", &|v| Some(f64::from(v.ready))),
     ));
+    let mut rates = per_version("requests/s", &|v| v.rps);
+    rates.push(Series {
+        name: "unanswered requests/s".into(),
+        points: samples.iter().map(|s| (t(s), Some(s.unserved))).collect(),
+    });
+    weight_and_replicas.push(("Requests per second", "/s", rates));
     weight_and_replicas.push((
         "Success rate per version",
         "%",
@@ -331,7 +337,9 @@ mod tests {
             phase: "Progressing".into(),
             weight: Some(weight),
             failed_checks: Some(0),
+            iterations: Some(0),
             versions: vec![v("primary", 2, 100.0), v("canary", canary_ready, 80.0)],
+            unserved: 0.0,
             why: Some("Advance <weight>".into()),
         }
     }
@@ -354,7 +362,7 @@ mod tests {
             events: &events,
         });
         assert!(page.starts_with("<!DOCTYPE html>"));
-        assert_eq!(page.matches("<svg").count(), 4, "{page}");
+        assert_eq!(page.matches("<svg").count(), 5, "{page}");
         for name in [
             "canary weight",
             "primary ready replicas",
@@ -363,6 +371,8 @@ mod tests {
             "canary success rate",
             "primary p99 latency",
             "canary p99 latency",
+            "canary requests/s",
+            "unanswered requests/s",
         ] {
             assert!(page.contains(&format!(">{name}</text>")), "{name}");
         }
