@@ -1,0 +1,184 @@
+//! Simulated traffic, end to end: the real `kubectl` applies a Gateway, an
+//! HTTPRoute (50 requests per simulated second), a Service and a
+//! Deployment of 3 pods answering 20% errors
+//! (`examples/workloads/httproute-traffic.yaml`); the simulated kubelet's
+//! traffic loop routes the requests to the ready endpoints and counts the
+//! answers into the cluster's metrics store. Checked on one simulated minute
+//! of it:
+//! * the success rate is 0.8 within a point;
+//! * the route's rate is 50/s, split evenly over the three pods;
+//! * each pod's CPU counter grows by its base plus its requests' cost;
+//! * scaled to 0 replicas, the gateway answers 503 with `pod=""`.
+//!
+//! The store is read from the test through a clone of the handle the
+//! server was given (`SimConfig::metrics`), as its text exposition.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use e2e::{Cluster, Config};
+use miniplane::cluster::SimConfig;
+use store::Clock;
+
+/// Simulated seconds per real second.
+const SCALE: f64 = 60.0;
+const NS: &str = "traffic";
+const EXAMPLE: &str = include_str!("../../examples/workloads/httproute-traffic.yaml");
+/// Real-time bound of every poll.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// One series of the exposition: name, labels, value.
+type Series = (String, BTreeMap<String, String>, f64);
+
+/// Parses the text exposition (`name{k="v",...} value` lines).
+fn parse_exposition(text: &str) -> Vec<Series> {
+    let mut out = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (head, value) = line.rsplit_once(' ').expect("value");
+        let value: f64 = value.parse().expect("number");
+        let (name, labels) = match head.split_once('{') {
+            Some((name, rest)) => (name, rest.trim_end_matches('}')),
+            None => (head, ""),
+        };
+        let mut map = BTreeMap::new();
+        // Label values here have no quotes or commas of their own.
+        for pair in labels.split(',').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').expect("label");
+            map.insert(k.to_string(), v.trim_matches('"').to_string());
+        }
+        out.push((name.to_string(), map, value));
+    }
+    out
+}
+
+/// The sum of the `name` series in our namespace matching `filter`.
+fn sum(series: &[Series], name: &str, filter: impl Fn(&BTreeMap<String, String>) -> bool) -> f64 {
+    series
+        .iter()
+        .filter(|(n, l, _)| n == name && l.get("namespace").map(String::as_str) == Some(NS) && filter(l))
+        .map(|(_, _, v)| v)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn success_rate_follows_the_pods_error_rate() {
+    let sim = SimConfig {
+        nodes: 3,
+        ..SimConfig::default()
+    };
+    let metrics = sim.metrics.clone();
+    let cluster = Cluster::start_with(Config {
+        clock: Clock::scaled(SCALE),
+        sim: Some(sim),
+        ..Config::ephemeral()
+    })
+    .await;
+    let clock = cluster.server().api().clock().clone();
+    cluster.ok(&["create", "namespace", NS]).await;
+    let f = cluster.file("traffic.yaml", EXAMPLE);
+    cluster
+        .ok(&["apply", "-n", NS, "-f", f.to_str().expect("utf-8 path")])
+        .await;
+    cluster
+        .ok(&["rollout", "status", "-n", NS, "deployment/web", "--timeout=30s"])
+        .await;
+
+    // Traffic reaches the three pods.
+    let read = || parse_exposition(&metrics.exposition());
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let series = read();
+            let pods: std::collections::BTreeSet<String> = series
+                .iter()
+                .filter(|(n, l, _)| {
+                    n == "http_requests_total" && l.get("namespace").map(String::as_str) == Some(NS)
+                })
+                .filter_map(|(_, l, _)| l.get("pod").filter(|p| p.starts_with("web-")).cloned())
+                .collect();
+            if pods.len() == 3 {
+                break;
+            }
+            clock.sleep(Duration::from_secs(5)).await;
+        }
+    })
+    .await
+    .expect("requests answered by the three pods");
+
+    // One simulated minute of traffic.
+    let (t0, before) = (clock.now(), read());
+    clock.sleep(Duration::from_secs(60)).await;
+    let (t1, after) = (clock.now(), read());
+    let elapsed = t1.duration_since(t0).expect("time moves forward").as_secs_f64();
+    let delta = |name: &str, filter: &dyn Fn(&BTreeMap<String, String>) -> bool| {
+        sum(&after, name, filter) - sum(&before, name, filter)
+    };
+    let all = delta("http_requests_total", &|l| l["route"] == "traffic/web");
+    let ok = delta("http_requests_total", &|l| {
+        l["route"] == "traffic/web" && !l["code"].starts_with('5')
+    });
+    let success = ok / all;
+    assert!(
+        (success - 0.8).abs() < 0.01,
+        "success rate {success} ({ok} of {all})"
+    );
+    // Counts land every 5 s: the window is within one scrape of `elapsed`.
+    let rate = all / elapsed;
+    assert!(
+        (rate - 50.0).abs() < 50.0 * 6.0 / elapsed,
+        "{rate} requests/s over {elapsed} s"
+    );
+    let mut per_pod = BTreeMap::new();
+    for (name, labels, _) in &after {
+        if name == "http_requests_total" && labels.get("namespace").map(String::as_str) == Some(NS) {
+            let pod = labels["pod"].clone();
+            if pod.is_empty() {
+                // 503s from before the endpoints were ready.
+                continue;
+            }
+            per_pod.insert(pod.clone(), delta("http_requests_total", &|l| l["pod"] == pod));
+        }
+    }
+    assert_eq!(per_pod.len(), 3, "{per_pod:?}");
+    for (pod, n) in &per_pod {
+        assert!((n / all - 1.0 / 3.0).abs() < 0.05, "{pod}: {n} of {all}");
+        // CPU: 50 m base + 10 m per request.
+        let cpu = delta("container_cpu_usage_seconds_total", &|l| {
+            &l["pod"] == pod && l["container"] == "app"
+        });
+        let expected = 0.050 * elapsed + 0.010 * n;
+        assert!(
+            (cpu - expected).abs() < 0.050 * 6.0 + 0.5,
+            "{pod}: cpu {cpu}, expected about {expected}"
+        );
+    }
+    let durations = delta("http_request_duration_seconds_count", &|l| {
+        l["route"] == "traffic/web"
+    });
+    assert_eq!(durations, all, "every pod answer has a duration");
+
+    // No endpoints: the gateway answers 503.
+    cluster
+        .ok(&["scale", "-n", NS, "deployment/web", "--replicas=0"])
+        .await;
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let before = read();
+            clock.sleep(Duration::from_secs(15)).await;
+            let after = read();
+            let unavailable = |s: &[Series]| {
+                sum(s, "http_requests_total", |l| {
+                    l["code"] == "503" && l["pod"].is_empty()
+                })
+            };
+            let answered = |s: &[Series]| sum(s, "http_requests_total", |l| !l["pod"].is_empty());
+            if unavailable(&after) > unavailable(&before) && answered(&after) == answered(&before) {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("503s once no pod is ready");
+}
