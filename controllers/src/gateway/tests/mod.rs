@@ -1,1 +1,6 @@
-//! Tests of the simulated gateway.
+//! Tests of the simulated gateway: the pure status functions (table tests)
+//! and the controller against a real API server with the Gateway API CRDs.
+
+mod controller;
+mod fixtures;
+mod status;
