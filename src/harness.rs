@@ -383,7 +383,8 @@ impl ClusterBuilder {
         tasks.extend(crate::cluster::start_components(
             &api, &clock, &sim, self.seed, &shutdown, &make,
         ));
-        let state = apiserver::http::AppState::new(api.clone(), "localhost".into(), shutdown);
+        let state = apiserver::http::AppState::new(api.clone(), "localhost".into(), shutdown)
+            .with_sim_metrics(sim.metrics.clone());
         let kube = kube::Client::new(apiserver::http::router(state), "default");
         Ok(Cluster {
             client: Arc::new(InProcessClient::new(api.clone(), "test")),

@@ -306,6 +306,7 @@ impl Server {
                     AppState::new(api.clone(), first.to_string(), shutdown.clone())
                         .with_limits(config.limits.clone())
                         .with_authorizer(authorizer.clone())
+                        .with_sim_metrics(config.sim.as_ref().map(|s| s.metrics.clone()).unwrap_or_default())
                 })
                 .clone();
             http.push(match &pki {

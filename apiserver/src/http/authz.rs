@@ -72,8 +72,9 @@ pub fn request_attributes(user: UserInfo, method: &str, path: &str, query: &str)
         .split('/')
         .filter(|s| !s.is_empty())
         .collect();
-    // Fewer than three segments (`/api/v1`, `/apis/apps`) is discovery.
-    if parts.len() < 3 {
+    // Fewer than three segments (`/api/v1`, `/apis/apps`) is discovery;
+    // Prometheus's query API (`/api/v1/query`) is no resource either.
+    if parts.len() < 3 || super::promql::is_promql_path(path) {
         return non_resource;
     }
     let (group, rest) = match parts.as_slice() {

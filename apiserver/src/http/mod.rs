@@ -22,6 +22,7 @@ mod metadata;
 mod metrics;
 mod negotiate;
 mod params;
+mod promql;
 mod resource;
 mod reviews;
 mod route;
@@ -70,6 +71,9 @@ pub struct AppState {
     pub authorizer: crate::auth::authorizer::Authorizer,
     /// Timeouts and in-flight caps.
     pub limits: Limits,
+    /// The simulated world's metrics: appended to `/metrics`, queried in
+    /// PromQL at `/api/v1/query` (an empty store unless one is given).
+    pub sim_metrics: sim_metrics::Tsdb,
     /// The in-flight slots for `limits`, shared by every clone of the state
     /// (so by every listener of one server).
     in_flight: limits::InFlight,
@@ -90,7 +94,15 @@ impl AppState {
             authorizer: crate::auth::authorizer::Authorizer::default(),
             in_flight: limits::InFlight::new(&limits),
             limits,
+            sim_metrics: sim_metrics::Tsdb::new(),
         }
+    }
+
+    /// Serves `metrics` (the simulation's store) on `/metrics` and the
+    /// Prometheus query API.
+    pub fn with_sim_metrics(mut self, metrics: sim_metrics::Tsdb) -> Self {
+        self.sim_metrics = metrics;
+        self
     }
 
     /// Serves with these timeouts and caps instead of upstream's defaults.
@@ -127,6 +139,14 @@ pub fn router(state: AppState) -> Router {
         .route("/livez", get(ok))
         .route("/readyz", get(ok))
         .route("/metrics", get(metrics_text))
+        // Prometheus's query API (not core resources: matched before the fallback).
+        .route("/api/v1/query", get(promql::query).post(promql::query))
+        .route(
+            "/api/v1/query_range",
+            get(promql::query_range).post(promql::query_range),
+        )
+        .route("/api/v1/labels", get(promql::labels).post(promql::labels))
+        .route("/api/v1/label/{name}/values", get(promql::label_values))
         .route("/api", get(api_root))
         .route("/api/", get(api_root))
         .route("/apis", get(apis_root))
@@ -198,8 +218,22 @@ async fn ok() -> &'static str {
 }
 
 async fn metrics_text(State(state): State<AppState>) -> Response {
-    let text = state.metrics.render(&state.api.store().stats());
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+    let mut text = state.metrics.render(&state.api.store().stats());
+    // The simulated world's series follow the server's own (before the
+    // OpenMetrics `# EOF` marker, when there is one).
+    let eof = text.ends_with("# EOF\n");
+    if eof {
+        text.truncate(text.len() - "# EOF\n".len());
+    }
+    text.push_str(&state.sim_metrics.exposition());
+    if eof {
+        text.push_str("# EOF\n");
+    }
+    (
+        [(header::CONTENT_TYPE, sim_metrics::api::TEXT_CONTENT_TYPE)],
+        text,
+    )
+        .into_response()
 }
 
 async fn api_root(State(state): State<AppState>, headers: HeaderMap) -> Response {

@@ -99,6 +99,18 @@ fn selectors_take_the_latest_sample_within_five_minutes() {
 }
 
 #[test]
+fn out_of_order_scrapes_are_ignored() {
+    let db = Tsdb::new();
+    db.gauge_set("g", &[], 1.0);
+    db.scrape(at(60));
+    db.gauge_set("g", &[], 2.0);
+    db.scrape(at(30));
+    db.scrape(at(60));
+    assert_eq!(one(&db, "count_over_time(g[5m])", 60), 1.0);
+    assert_eq!(one(&db, "g", 60), 1.0);
+}
+
+#[test]
 fn rate_of_a_steady_counter_is_its_slope() {
     let db = traffic(10.0, 0.0, 0.1);
     for q in [
