@@ -27,6 +27,32 @@ const EXAMPLE: &str = include_str!("../../examples/workloads/httproute-traffic.y
 /// Real-time bound of every poll.
 const WAIT: Duration = Duration::from_secs(30);
 
+/// Percent-encodes a query string value.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The one value of an instant PromQL query, over HTTPS (`/api/v1/query`),
+/// as Prometheus answers it.
+async fn query(cluster: &Cluster, expr: &str) -> f64 {
+    let path = format!("/api/v1/query?query={}", encode(expr));
+    let response = e2e::http(cluster.server(), "GET", &path, &[], b"").await;
+    let body = response.json();
+    assert_eq!(response.status, 200, "{expr}: {body}");
+    assert_eq!(body["status"], "success", "{expr}: {body}");
+    let result = &body["data"]["result"];
+    assert_eq!(result.as_array().map(Vec::len), Some(1), "{expr}: {body}");
+    result[0]["value"][1]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{expr}: {body}"))
+}
+
 /// One series of the exposition: name, labels, value.
 type Series = (String, BTreeMap<String, String>, f64);
 
@@ -144,20 +170,65 @@ async fn success_rate_follows_the_pods_error_rate() {
     assert_eq!(per_pod.len(), 3, "{per_pod:?}");
     for (pod, n) in &per_pod {
         assert!((n / all - 1.0 / 3.0).abs() < 0.05, "{pod}: {n} of {all}");
-        // CPU: 50 m base + 10 m per request.
+        // CPU: 50 m base + 10 m per request. The exposition may be read
+        // between a batch's request and CPU counters: one batch (5 s) of slack.
         let cpu = delta("container_cpu_usage_seconds_total", &|l| {
             &l["pod"] == pod && l["container"] == "app"
         });
         let expected = 0.050 * elapsed + 0.010 * n;
+        let batch = (0.050 + 0.010 * n / elapsed) * 5.0;
         assert!(
-            (cpu - expected).abs() < 0.050 * 6.0 + 0.5,
+            (cpu - expected).abs() < 2.0 * batch,
             "{pod}: cpu {cpu}, expected about {expected}"
         );
     }
+    // The same, as a PromQL query written for Prometheus.
+    let promql_success = query(
+        &cluster,
+        &format!(
+            r#"sum(rate(http_requests_total{{namespace="{NS}",code!~"5.."}}[1m])) / sum(rate(http_requests_total{{namespace="{NS}"}}[1m]))"#
+        ),
+    )
+    .await;
+    assert!(
+        (promql_success - 0.8).abs() < 0.01,
+        "PromQL success rate {promql_success}"
+    );
+    let promql_rate = query(
+        &cluster,
+        &format!(r#"sum(rate(http_requests_total{{route="{NS}/web"}}[1m]))"#),
+    )
+    .await;
+    assert!((promql_rate - 50.0).abs() < 5.0, "PromQL rate {promql_rate}");
+    // Latency: median 40 ms (bucket 0.025–0.05), p99 300 ms (bucket 0.25–0.3, or just above).
+    let quantile = |q: f64| {
+        format!(
+            r#"histogram_quantile({q}, sum(rate(http_request_duration_seconds_bucket{{namespace="{NS}"}}[1m])) by (le))"#
+        )
+    };
+    let p50 = query(&cluster, &quantile(0.5)).await;
+    let p99 = query(&cluster, &quantile(0.99)).await;
+    assert!((0.025..=0.05).contains(&p50), "p50 {p50}");
+    assert!((0.25..=0.4).contains(&p99), "p99 {p99}");
+
+    // Cores in use: 3 × 50 m + 50 requests/s × 10 m.
+    let cores = query(
+        &cluster,
+        &format!(r#"sum(rate(container_cpu_usage_seconds_total{{namespace="{NS}",container="app"}}[1m]))"#),
+    )
+    .await;
+    assert!((cores - 0.65).abs() < 0.05, "cores {cores}");
+
     let durations = delta("http_request_duration_seconds_count", &|l| {
         l["route"] == "traffic/web"
     });
-    assert_eq!(durations, all, "every pod answer has a duration");
+    // Every pod answer has a duration (within one batch: the exposition may
+    // be read between a batch's counters and its histograms).
+    let answered = all - delta("http_requests_total", &|l| l["pod"].is_empty());
+    assert!(
+        (durations - answered).abs() <= all / elapsed * 5.0,
+        "{durations} durations for {answered} answers"
+    );
 
     // No endpoints: the gateway answers 503.
     cluster
