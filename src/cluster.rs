@@ -684,7 +684,8 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
             use controllers::podautoscaler::controller::HorizontalController;
             use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
             let hpas = cx.own::<HorizontalPodAutoscaler>();
-            let (c, events) = cx.named(name);
+            // Upstream's client and event source for this controller is `horizontal-pod-autoscaler`.
+            let (c, events) = cx.named(controllers::podautoscaler::controller::NAME);
             let metrics = Arc::new(cx.sim.metrics.clone());
             run!(
                 HorizontalController::new(c, clock, events, &hpas, i.pods.get(), metrics),
