@@ -72,7 +72,8 @@ fn strategy_follows_the_analysis_fields() {
 
 #[test]
 fn the_selector_label_is_the_first_of_app_name_app_kubernetes_io_name() {
-    let cases: [(&[(&str, &str)], Option<(&str, &str)>); 6] = [
+    type Labels<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(Labels, Option<(&str, &str)>); 6] = [
         (&[("app", "podinfo")], Some(("app", "podinfo"))),
         (&[("name", "podinfo")], Some(("name", "podinfo"))),
         (
