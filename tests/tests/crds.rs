@@ -199,6 +199,17 @@ fn condition<'a>(obj: &'a Value, ty: &str) -> Option<&'a Value> {
 }
 
 /// The names of the items of a list.
+/// The CRDs every miniplane installs at start (the Gateway API, the Canary).
+const BUILT_IN_GROUPS: [&str; 2] = [".gateway.networking.k8s.io", ".rollouts.miniplane.dev"];
+
+/// The names of a CRD list's items that are not built in.
+fn user_crd_names(list: &Value) -> Vec<String> {
+    item_names(list)
+        .into_iter()
+        .filter(|n| !BUILT_IN_GROUPS.iter().any(|g| n.ends_with(g)))
+        .collect()
+}
+
 fn item_names(list: &Value) -> Vec<String> {
     let mut names: Vec<String> = list["items"]
         .as_array()

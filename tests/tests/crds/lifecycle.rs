@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{
     WIDGETS, condition, create, established, headers, install, item_names, jsonpath, row, table, testdata,
-    widget,
+    user_crd_names, widget,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -370,6 +370,6 @@ async fn definitions_upstream_refuses_are_refused_with_its_messages() {
     );
     // None of them was stored.
     let list = c.json(&["get", "crd"]).await;
-    assert_eq!(item_names(&list), Vec::<String>::new());
+    assert_eq!(user_crd_names(&list), Vec::<String>::new());
     c.stop().await;
 }
