@@ -15,6 +15,7 @@
 //! | [`hooks`] | a hook's Job and its state | (miniplane: Flagger's webhooks run as Jobs) `pkg/controller/webhook.go` |
 //! | [`apply`] | create, or update the fields we own; scale | the `Get` → `IsNotFound` → `Create` / `Update` pattern of every Flagger reconciler |
 //! | `tests/` | a test per builder; `apply.rs` against a real API | `*_test.go` |
+//! | `properties.rs` | proptest: Job names are stable DNS labels, weights round-trip, one update brings an object to rest | — |
 //!
 //! Everything but [`apply`] is pure: no IO, no clock.
 
@@ -25,6 +26,8 @@ pub mod primary;
 pub mod route;
 pub mod services;
 
+#[cfg(test)]
+mod properties;
 #[cfg(test)]
 mod tests;
 
