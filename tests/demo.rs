@@ -2,8 +2,8 @@
 //! (exit 0) and shows the rollout step by step; `--html` writes the timeline page. (A test of
 //! the `miniplane` package, so that Cargo builds the binary it runs.)
 //!
-//! Each run is a whole cluster at 60x; at most two run at once, so that two CPU cores keep
-//! the simulated time honest.
+//! Each run is a whole cluster at 30x (half the demo's default, for a loaded CI machine); at
+//! most two run at once, so that two CPU cores keep the simulated time honest.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -56,6 +56,7 @@ async fn demo(args: &[&str]) -> Run {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_miniplane"))
         .arg("demo")
         .args(args)
+        .args(["--time-scale", "30"])
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(PATIENCE, out)
@@ -119,8 +120,9 @@ async fn canary_steps_the_weight_up_and_promotes_a_good_version() {
     let r = demo(&["canary", "--html", html.to_str().unwrap()]).await;
     r.assert_ok(&[
         "ok: canary/podinfo promoted: ended Succeeded with the primary on 6.1.0",
-        "Progressing",
-        "weight  10%",
+        "Advance podinfo.default canary weight 10",
+        "Advance podinfo.default canary weight 50",
+        "Promotion completed! Scaling down podinfo.default",
         "timeline written to",
     ]);
     let page = std::fs::read_to_string(&html).unwrap();
@@ -148,13 +150,18 @@ async fn canary_bad_rolls_back_on_the_error_rate() {
     r.assert_ok(&[
         "ok: canary/podinfo rolled back: ended Failed with the primary on 6.0.0",
         "with sim.miniplane.dev/error-rate=0.2",
+        "Halt podinfo.default advancement request-success-rate",
+        "Canary failed! Scaling down podinfo.default",
     ]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canary_slow_rolls_back_on_the_latency() {
     let r = demo(&["canary-slow"]).await;
-    r.assert_ok(&["ok: canary/podinfo rolled back: ended Failed with the primary on 6.0.0"]);
+    r.assert_ok(&[
+        "ok: canary/podinfo rolled back: ended Failed with the primary on 6.0.0",
+        "Halt podinfo.default advancement request-duration",
+    ]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,7 +189,10 @@ async fn blue_green_analyses_without_traffic_then_switches() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ab_testing_promotes_after_its_iterations() {
     let r = demo(&["ab-testing"]).await;
-    r.assert_ok(&["ok: canary/podinfo promoted: ended Succeeded with the primary on 6.1.0"]);
+    r.assert_ok(&[
+        "ok: canary/podinfo promoted: ended Succeeded with the primary on 6.1.0",
+        "Advance podinfo.default canary iteration 4/4",
+    ]);
 }
 
 #[tokio::test]

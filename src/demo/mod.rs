@@ -126,6 +126,9 @@ impl Printer {
     fn show(&mut self, s: &Sample) {
         let key = render::key(s);
         let due = self.last_t.is_none_or(|t| s.t >= t + HEARTBEAT);
+        for line in render::earlier(s) {
+            println!("{line}");
+        }
         if key != self.last_key || due {
             println!("{}", render::line(s));
             self.last_key = key;

@@ -76,6 +76,14 @@ pub fn line(s: &Sample) -> String {
     out
 }
 
+/// The lines of the driver's Events a step saw besides its newest: `   2m05s  · message`.
+pub fn earlier(s: &Sample) -> Vec<String> {
+    s.earlier
+        .iter()
+        .map(|(t, message)| format!("{:>7}  · {message}", clock(*t)))
+        .collect()
+}
+
 /// The header printed above the lines.
 pub fn header(canary: bool) -> String {
     let weight = if canary { " WEIGHT     " } else { "" };
@@ -115,6 +123,7 @@ mod tests {
             ],
             unserved: 0.0,
             why: Some("Advance podinfo.default canary weight 20".into()),
+            earlier: Vec::new(),
         };
         assert_eq!(
             line(&s),
@@ -141,6 +150,7 @@ mod tests {
             versions: vec![v("6.0.0", "podinfo:6.0.0", 4, Some(100.0), Some(50.0))],
             unserved: 0.0,
             why: None,
+            earlier: Vec::new(),
         };
         let mut b = a.clone();
         b.t = Duration::from_secs(9);

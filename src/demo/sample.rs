@@ -62,6 +62,9 @@ pub struct Sample {
     pub unserved: f64,
     /// The newest Event of the rollout's driver since the previous step.
     pub why: Option<String>,
+    /// The driver's other Events since the previous step, oldest first, with their times (a
+    /// busy machine may take more than one controller step between two samples).
+    pub earlier: Vec<(Duration, String)>,
 }
 
 /// An Event of the Canary or a Deployment, as the timeline lists it.
@@ -164,7 +167,7 @@ impl Observer {
                 )
             }
         };
-        let why = self.new_events().await;
+        let (why, earlier) = self.new_events().await;
         Sample {
             t,
             phase,
@@ -174,6 +177,7 @@ impl Observer {
             versions,
             unserved,
             why,
+            earlier,
         }
     }
 
@@ -325,10 +329,12 @@ impl Observer {
     }
 
     /// Takes the Events of the Canary and the Deployments not taken yet; returns the newest
-    /// message of the driver's (the Canary's, or the Deployment's).
-    async fn new_events(&mut self) -> Option<String> {
+    /// message of the driver's (the Canary's, or the Deployment's), and its earlier ones.
+    async fn new_events(&mut self) -> (Option<String>, Vec<(Duration, String)>) {
         let api: Api<Event> = Api::namespaced(self.client.clone(), NAMESPACE);
-        let list = api.list(&ListParams::default()).await.ok()?;
+        let Ok(list) = api.list(&ListParams::default()).await else {
+            return (None, Vec::new());
+        };
         let driver_kind = match self.scenario.driver {
             Driver::Deployment => "Deployment",
             Driver::Canary { .. } => "Canary",
@@ -358,13 +364,14 @@ impl Observer {
             fresh.push((at, kind == driver_kind, row));
         }
         fresh.sort_by_key(|(at, _, _)| *at);
-        let why = fresh
+        let mut mine: Vec<(Duration, String)> = fresh
             .iter()
-            .rev()
-            .find(|(_, driver, _)| *driver)
-            .map(|(_, _, row)| row.message.clone());
+            .filter(|(_, driver, _)| *driver)
+            .map(|(_, _, row)| (row.t, row.message.clone()))
+            .collect();
+        let why = mine.pop().map(|(_, message)| message);
         self.events.extend(fresh.into_iter().map(|(_, _, row)| row));
-        why
+        (why, mine)
     }
 }
 

@@ -341,6 +341,7 @@ mod tests {
             versions: vec![v("primary", 2, 100.0), v("canary", canary_ready, 80.0)],
             unserved: 0.0,
             why: Some("Advance <weight>".into()),
+            earlier: Vec::new(),
         }
     }
 
