@@ -59,88 +59,106 @@ pub struct Scenario {
     pub timeout: Duration,
 }
 
+impl Scenario {
+    /// A Deployment rolled out by its own strategy to a good version.
+    const fn deployment(name: &'static str, about: &'static str, manifests: &'static str) -> Self {
+        Scenario {
+            name,
+            about,
+            manifests,
+            deployment: "podinfo",
+            driver: Driver::Deployment,
+            behaviour: &[],
+            expect: Expect::RolledOut,
+            zero_weight_during_analysis: false,
+            timeout: Duration::from_secs(10 * 60),
+        }
+    }
+
+    /// The Deployment `podinfo` rolled out by the Canary `podinfo`.
+    const fn canary(
+        name: &'static str,
+        about: &'static str,
+        manifests: &'static str,
+        behaviour: &'static [(&'static str, &'static str)],
+        expect: Expect,
+    ) -> Self {
+        Scenario {
+            name,
+            about,
+            manifests,
+            deployment: "podinfo",
+            driver: Driver::Canary { canary: "podinfo" },
+            behaviour,
+            expect,
+            zero_weight_during_analysis: false,
+            timeout: Duration::from_secs(30 * 60),
+        }
+    }
+
+    /// The same, the canary getting no traffic while analysed.
+    const fn without_traffic_in_analysis(self) -> Self {
+        Scenario {
+            zero_weight_during_analysis: true,
+            ..self
+        }
+    }
+}
+
+/// The canary scenarios' manifests.
+const CANARY: &str = include_str!("../../examples/demos/canary.yaml");
+
 /// Every scenario, in the order `miniplane demo --help` lists them.
 pub const SCENARIOS: &[Scenario] = &[
-    Scenario {
-        name: "rolling-update",
-        about: "a Deployment's RollingUpdate, one pod at a time, under traffic",
-        manifests: include_str!("../../examples/demos/rolling-update.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Deployment,
-        behaviour: &[],
-        expect: Expect::RolledOut,
-        zero_weight_during_analysis: false,
-        timeout: Duration::from_secs(10 * 60),
-    },
-    Scenario {
-        name: "recreate",
-        about: "a Deployment's Recreate: every old pod gone before the new ones start",
-        manifests: include_str!("../../examples/demos/recreate.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Deployment,
-        behaviour: &[],
-        expect: Expect::RolledOut,
-        zero_weight_during_analysis: false,
-        timeout: Duration::from_secs(10 * 60),
-    },
-    Scenario {
-        name: "canary",
-        about: "a Canary shifts traffic step by step to a good version and promotes it",
-        manifests: include_str!("../../examples/demos/canary.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Canary { canary: "podinfo" },
-        behaviour: &[],
-        expect: Expect::Promoted,
-        zero_weight_during_analysis: false,
-        timeout: Duration::from_secs(30 * 60),
-    },
-    Scenario {
-        name: "canary-bad",
-        about: "a Canary of a version failing 20% of its requests: the success-rate check fails, rollback",
-        manifests: include_str!("../../examples/demos/canary.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Canary { canary: "podinfo" },
-        behaviour: &[("sim.miniplane.dev/error-rate", "0.2")],
-        expect: Expect::RolledBack,
-        zero_weight_during_analysis: false,
-        timeout: Duration::from_secs(30 * 60),
-    },
-    Scenario {
-        name: "canary-slow",
-        about: "a Canary of a version answering in ~800 ms: the latency check fails, rollback",
-        manifests: include_str!("../../examples/demos/canary.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Canary { canary: "podinfo" },
-        behaviour: &[
+    Scenario::deployment(
+        "rolling-update",
+        "a Deployment's RollingUpdate, one pod at a time, under traffic",
+        include_str!("../../examples/demos/rolling-update.yaml"),
+    ),
+    Scenario::deployment(
+        "recreate",
+        "a Deployment's Recreate: every old pod gone before the new ones start",
+        include_str!("../../examples/demos/recreate.yaml"),
+    ),
+    Scenario::canary(
+        "canary",
+        "a Canary shifts traffic step by step to a good version and promotes it",
+        CANARY,
+        &[],
+        Expect::Promoted,
+    ),
+    Scenario::canary(
+        "canary-bad",
+        "a Canary of a version failing 20% of its requests: the success-rate check fails, rollback",
+        CANARY,
+        &[("sim.miniplane.dev/error-rate", "0.2")],
+        Expect::RolledBack,
+    ),
+    Scenario::canary(
+        "canary-slow",
+        "a Canary of a version answering in ~800 ms: the latency check fails, rollback",
+        CANARY,
+        &[
             ("sim.miniplane.dev/latency-ms", "800"),
             ("sim.miniplane.dev/latency-p99-ms", "1500"),
         ],
-        expect: Expect::RolledBack,
-        zero_weight_during_analysis: false,
-        timeout: Duration::from_secs(30 * 60),
-    },
-    Scenario {
-        name: "blue-green",
-        about: "blue/green: the new version is analysed with no user traffic, then takes it all",
-        manifests: include_str!("../../examples/demos/blue-green.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Canary { canary: "podinfo" },
-        behaviour: &[],
-        expect: Expect::Promoted,
-        zero_weight_during_analysis: true,
-        timeout: Duration::from_secs(30 * 60),
-    },
-    Scenario {
-        name: "ab-testing",
-        about: "A/B testing: only requests with the header x-canary: insider reach the new version",
-        manifests: include_str!("../../examples/demos/ab-testing.yaml"),
-        deployment: "podinfo",
-        driver: Driver::Canary { canary: "podinfo" },
-        behaviour: &[],
-        expect: Expect::Promoted,
-        zero_weight_during_analysis: false,
-        timeout: Duration::from_secs(30 * 60),
-    },
+        Expect::RolledBack,
+    ),
+    Scenario::canary(
+        "blue-green",
+        "blue/green: the new version is analysed with no user traffic, then takes it all",
+        include_str!("../../examples/demos/blue-green.yaml"),
+        &[],
+        Expect::Promoted,
+    )
+    .without_traffic_in_analysis(),
+    Scenario::canary(
+        "ab-testing",
+        "A/B testing: only requests with the header x-canary: insider reach the new version",
+        include_str!("../../examples/demos/ab-testing.yaml"),
+        &[],
+        Expect::Promoted,
+    ),
 ];
 
 /// The scenario called `name`.
