@@ -10,9 +10,13 @@
 //! such as a Service's `clusterIP`, stay as the server filled them), the
 //! labels and annotations we set (others are kept), and the owner
 //! references. "Unchanged" means every field we set has that value on the
-//! server (server defaults inside them are not a change). Simplified: a
-//! spec field we stop setting (e.g. an HTTPRoute's `hostnames` emptied) is
-//! left as it was.
+//! server (server defaults inside them are not a change). When anything of
+//! ours differs, every spec field we set is written whole (the server
+//! defaults it again): a pod template that only lost a field still reaches
+//! the primary, whose template-hash annotation changed with it.
+//! Simplified: a spec field we stop setting (e.g. an HTTPRoute's
+//! `hostnames` emptied) is left as it was, and so is a removal inside a
+//! field when nothing else of ours changed.
 
 use k8s_openapi::Resource;
 use serde::Serialize;
@@ -93,25 +97,33 @@ pub fn merge_owned(existing: &Value, desired: &Value) -> Option<Value> {
         meta.insert("ownerReferences".into(), refs.clone());
         changed = true;
     }
-    if let Some(want) = desired.get("spec").and_then(Value::as_object) {
-        let spec = merged
-            .as_object_mut()
-            .map(|m| m.entry("spec").or_insert_with(|| json!({})));
-        if let Some(spec) = spec {
-            if !spec.is_object() {
-                *spec = Value::Object(Map::new());
-            }
-            if let Some(have) = spec.as_object_mut() {
-                for (k, v) in want {
-                    if !have.get(k).is_some_and(|h| contains(h, v)) {
-                        have.insert(k.clone(), v.clone());
-                        changed = true;
-                    }
-                }
+    let want_spec = desired.get("spec").and_then(Value::as_object);
+    if let Some(want) = want_spec {
+        let have = existing.get("spec");
+        changed |= want
+            .iter()
+            .any(|(k, v)| !have.and_then(|h| h.get(k)).is_some_and(|h| contains(h, v)));
+    }
+    if !changed {
+        return None;
+    }
+    // Something of ours differs (perhaps only the template-hash annotation,
+    // when a template lost a field): every spec field we set is written
+    // whole, and the server defaults it again.
+    if let Some(want) = want_spec
+        && let Some(m) = merged.as_object_mut()
+    {
+        let spec = m.entry("spec").or_insert_with(|| json!({}));
+        if !spec.is_object() {
+            *spec = Value::Object(Map::new());
+        }
+        if let Some(have) = spec.as_object_mut() {
+            for (k, v) in want {
+                have.insert(k.clone(), v.clone());
             }
         }
     }
-    changed.then_some(merged)
+    Some(merged)
 }
 
 /// Whether `have` holds everything `want` sets: equal scalars, every key of

@@ -261,6 +261,28 @@ async fn a_changed_object_is_updated_keeping_what_others_set() {
         stored.metadata.annotations.unwrap()[crate::canary::objects::primary::TEMPLATE_HASH_ANNOTATION],
         template_hash(&next)
     );
+
+    // A template that only lost a pod annotation: a new revision, and the
+    // primary loses the annotation too.
+    let mut bare = target_with(&[("app", "podinfo")], "6.0.1").renamed("podinfo-v3");
+    bare.spec
+        .as_mut()
+        .unwrap()
+        .template
+        .metadata
+        .as_mut()
+        .unwrap()
+        .annotations = None;
+    let bare = stored_target(&client, &bare).await;
+    assert_ne!(template_hash(&bare), template_hash(&next));
+    apply(&*client, &primary_deployment(&c, &bare, Some(3)))
+        .await
+        .unwrap();
+    let stored = Typed::<Deployment>::new(client.clone())
+        .get(Some("default"), "podinfo-primary")
+        .await
+        .unwrap();
+    assert_eq!(stored.spec.unwrap().template.metadata.unwrap().annotations, None);
 }
 
 #[tokio::test]
