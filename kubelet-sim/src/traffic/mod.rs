@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`annotations`] | the traffic annotations, their defaults, the latency sampler | — |
 //! | [`model`] | pure: objects → [`model::Topology`]; one tick of requests → [`model::Tally`] | Gateway API `apis/v1/httproute_types.go` |
-//! | [`run`] | the loop: informers → rebuild, tick every simulated second, scrape every 5 s | — |
+//! | [`run`] | the loop: informers → rebuild, a tick every simulated second (every 10 ms of real time above `--time-scale 100`), a scrape every 5 s | — |
 //!
 //! # What receives traffic
 //!

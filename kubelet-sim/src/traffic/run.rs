@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! informers (routes, gateways, services, slices, pods) ── change ──▶ dirty
-//! every simulated second:
+//! every simulated second (longer above --time-scale 100, see tick_period):
 //!     dirty → write the counts so far, Topology::build from the caches,
 //!             forget the series of pods gone from the cache
 //!     Topology::tick(rng, dt = simulated time since the last tick) → Tally
@@ -34,13 +34,23 @@ use tokio_util::sync::CancellationToken;
 use super::model::{Objects, Tally, Topology};
 use crate::stable_hash;
 
-/// Simulated time between two ticks.
+/// Simulated time between two ticks (see [`tick_period`]).
 pub const TICK: Duration = Duration::from_secs(1);
+/// The shortest real time between two ticks: above `--time-scale 100` the
+/// ticks grow longer than [`TICK`] instead of running more than a hundred
+/// times per real second.
+pub const MIN_REAL_TICK: Duration = Duration::from_millis(10);
 /// Simulated time between two scrapes.
 pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(5);
-/// The longest tick counted: after a longer stall the missed traffic is
-/// not made up all at once.
+/// The longest tick counted (or two tick periods, if longer): after a
+/// longer stall the missed traffic is not made up all at once.
 const MAX_DT: Duration = Duration::from_secs(10);
+
+/// The simulated time between two ticks at `scale`: [`TICK`], or
+/// [`MIN_REAL_TICK`] of real time when that is longer.
+pub fn tick_period(scale: f64) -> Duration {
+    TICK.max(MIN_REAL_TICK.mul_f64(scale.clamp(1.0, 1e6)))
+}
 
 /// The traffic simulation: one tick per simulated second.
 pub struct Traffic {
@@ -124,13 +134,15 @@ impl Traffic {
         let mut dirty = true;
         let mut last = self.clock.now();
         let mut next_scrape = last + SCRAPE_INTERVAL;
+        let period = tick_period(self.clock.scale());
+        let max_dt = MAX_DT.max(period * 2);
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => break,
-                () = self.clock.sleep(TICK) => {}
+                () = self.clock.sleep(period) => {}
             }
             let now = self.clock.now();
-            let dt = now.duration_since(last).unwrap_or_default().min(MAX_DT);
+            let dt = now.duration_since(last).unwrap_or_default().min(max_dt);
             last = now;
             dirty |= self.drain_changes();
             if dirty {
@@ -328,4 +340,17 @@ pub(crate) fn write(
         }
     }
     tally.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_a_second_up_to_scale_100() {
+        assert_eq!(tick_period(1.0), TICK);
+        assert_eq!(tick_period(60.0), TICK);
+        assert_eq!(tick_period(100.0), TICK);
+        assert_eq!(tick_period(1000.0), Duration::from_secs(10));
+    }
 }
