@@ -44,9 +44,14 @@ pub fn format_value(v: f64) -> String {
     }
 }
 
-/// Milliseconds as the API's float seconds.
+/// Milliseconds as the API's seconds: a whole number when whole (as Go's
+/// `'f', -1` formatting writes it), else with the milliseconds.
 fn seconds(ms: i64) -> Json {
-    json!(ms as f64 / 1000.0)
+    if ms % 1000 == 0 {
+        json!(ms / 1000)
+    } else {
+        json!(ms as f64 / 1000.0)
+    }
 }
 
 fn point(ms: i64, v: f64) -> Json {
@@ -366,14 +371,14 @@ mod tests {
         let a = instant_query(&db, &params(&[("query", "1 + 1")]), at(1000));
         assert_eq!(
             a.body["data"],
-            json!({"resultType": "scalar", "result": [1000.0, "2"]})
+            json!({"resultType": "scalar", "result": [1000, "2"]})
         );
         let a = instant_query(
             &db,
             &params(&[("query", "sum(up_total)"), ("time", "1970-01-01T00:16:40Z")]),
             at(5),
         );
-        assert_eq!(a.body["data"]["result"][0]["value"], json!([1000.0, "3"]));
+        assert_eq!(a.body["data"]["result"][0]["value"], json!([1000, "3"]));
         // A matrix for a bare range selector.
         let a = instant_query(
             &db,
@@ -381,7 +386,7 @@ mod tests {
             at(5),
         );
         assert_eq!(a.body["data"]["resultType"], "matrix");
-        assert_eq!(a.body["data"]["result"][0]["values"], json!([[1000.0, "3"]]));
+        assert_eq!(a.body["data"]["result"][0]["values"], json!([[1000, "3"]]));
     }
 
     #[test]
@@ -429,7 +434,7 @@ mod tests {
         assert_eq!(
             a.body["data"],
             json!({"resultType": "matrix", "result": [
-                {"metric": {}, "values": [[100.0, "20"], [120.0, "60"], [140.0, "100"]]}
+                {"metric": {}, "values": [[100, "20"], [120, "60"], [140, "100"]]}
             ]})
         );
         let bad = |p: &[(&str, &str)]| range_query(&db, &params(p)).status;

@@ -10,7 +10,9 @@
 //! * a Flagger-style `histogram_quantile(0.99, sum(rate(..._bucket[1m])) by (le))`;
 //! * `/api/v1/query_range` (a matrix), `/api/v1/labels`, label values;
 //! * bad queries and parameters are 400 `bad_data`, evaluation errors 422
-//!   `execution`, never 5xx; anonymous callers get what `/metrics` gives them;
+//!   `execution`, never 5xx; anonymous callers get what `/metrics` gives
+//!   them; under RBAC, any authenticated user may query (a non-resource
+//!   URL under `/api/*`, as `system:discovery` allows);
 //! * `/metrics` has the server's own series and the simulated ones, typed;
 //! * core resources under `/api/v1` are still served.
 
@@ -39,11 +41,11 @@ fn unix(t: SystemTime) -> f64 {
         .as_secs_f64()
 }
 
-/// A cluster with no nodes, serving `metrics`; returns the cluster and the
+/// A cluster with no nodes and `authorization`, serving a store of its own; returns the cluster and the
 /// instant (on its clock, an hour ahead so nothing else samples later) of
 /// the last of two minutes of samples: pods `web-a` and `web-b` in `shop`,
 /// 20 requests a second each, 4% of them 503s, every one taking 0.12 s.
-async fn cluster_with_traffic() -> (Cluster, SystemTime) {
+async fn cluster_with_traffic(authorization: &str) -> (Cluster, SystemTime) {
     let metrics = SimConfig::default().metrics;
     let cluster = Cluster::start_with(Config {
         sim: Some(SimConfig {
@@ -51,6 +53,7 @@ async fn cluster_with_traffic() -> (Cluster, SystemTime) {
             metrics: metrics.clone(),
             ..SimConfig::default()
         }),
+        authorization: authorization.parse().expect("an authorization mode"),
         ..Config::ephemeral()
     })
     .await;
@@ -108,7 +111,7 @@ fn single_value(r: &e2e::HttpResponse, at: f64) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prometheus_queries_run_unchanged() {
-    let (cluster, at) = cluster_with_traffic().await;
+    let (cluster, at) = cluster_with_traffic("always-allow").await;
     let t = unix(at);
     let path = format!("/api/v1/query?query={}&time={t}", encode(SUCCESS_RATE));
     let rate = single_value(&get(&cluster, &path).await, t);
@@ -181,7 +184,8 @@ fn rfc3339(at: SystemTime) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranges_labels_errors_and_metrics() {
-    let (cluster, at) = cluster_with_traffic().await;
+    // RBAC: the query API is authorized as the non-resource URLs it is.
+    let (cluster, at) = cluster_with_traffic("rbac").await;
     let t = unix(at);
 
     // A range query: one series, a point a step.
@@ -275,6 +279,19 @@ async fn ranges_labels_errors_and_metrics() {
         e2e::http_anonymous(cluster.server(), "GET", "/api/v1/query?query=1", &[], b"").await;
     assert_eq!(anonymous_query.status, anonymous_metrics.status);
     assert_ne!(anonymous_query.status, 200);
+
+    // Authorized as the non-resource path it is: under `/api/*`, which
+    // upstream's `system:discovery` role grants every authenticated user
+    // (unlike /metrics, which needs a `nonResourceURLs` rule of its own).
+    let jane = ["--as", "jane"];
+    let refused = cluster
+        .fails(&[&["get", "--raw", "/metrics"][..], &jane].concat())
+        .await;
+    assert!(refused.contains(r#"cannot get path "/metrics""#), "{refused}");
+    let answered = cluster
+        .ok(&[&["get", "--raw", "/api/v1/query?query=1"][..], &jane].concat())
+        .await;
+    assert!(answered.contains(r#""status":"success""#), "{answered}");
 
     // Core resources under /api/v1 are still served.
     cluster.ok(&["get", "namespaces", "default"]).await;
