@@ -12,13 +12,13 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use serde_json::json;
-use sim_metrics::{Labels, Query, QueryError, Sample, Value};
+use sim_metrics::{Labels, Query, QueryError, Sample, Tsdb, Value};
 use store::Clock;
 
 use crate::podautoscaler::controller::HorizontalController;
 use crate::runtime::events::Recorder;
 use crate::runtime::{Informer, ListParams, PatchType, Typed};
-use crate::testing::{eventually, stop_tasks, test_client, test_clock};
+use crate::testing::{eventually, poll, stop_tasks, test_client, test_clock};
 
 /// Answers the cpu query with the usage the test sets (cores per pod); every other query with
 /// nothing. Also remembers the queries asked.
@@ -61,6 +61,8 @@ struct Cluster {
     hpas: Typed<HorizontalPodAutoscaler>,
     events: Typed<Event>,
     usage: Arc<CpuUsage>,
+    /// What the controller reads: `usage`, unless a test puts a real store here before `start`.
+    metrics: Arc<dyn Query>,
     tasks: Tasks,
 }
 
@@ -68,12 +70,14 @@ impl Cluster {
     async fn new() -> Self {
         let clock = test_clock();
         let client = test_client(&clock).await;
+        let usage = Arc::new(CpuUsage::default());
         Cluster {
             deployments: Typed::new(client.clone()),
             pods: Typed::new(client.clone()),
             hpas: Typed::new(client.clone()),
             events: Typed::new(client),
-            usage: Arc::new(CpuUsage::default()),
+            metrics: usage.clone(),
+            usage,
             clock,
             tasks: Tasks::new(),
         }
@@ -89,7 +93,7 @@ impl Cluster {
             "horizontal-pod-autoscaler",
             None,
         );
-        let metrics: Arc<dyn Query> = self.usage.clone();
+        let metrics = self.metrics.clone();
         let controller =
             HorizontalController::new(client, self.clock.clone(), recorder, &hpas, &pods, metrics);
         self.tasks.push(hpas.run(self.tasks.shutdown()));
@@ -182,6 +186,9 @@ fn condition(h: &HorizontalPodAutoscaler, type_: &str) -> (String, String) {
 }
 
 const OLD: Duration = Duration::from_secs(600);
+/// Waits on a rate over a minute: up to three simulated minutes, polled every second.
+const LONG: Duration = Duration::from_secs(180);
+const SECOND: Duration = Duration::from_secs(1);
 
 #[tokio::test(start_paused = true)]
 async fn scales_up_with_usage_and_down_after_the_stabilization_window() {
@@ -361,5 +368,85 @@ async fn replicas_outside_min_max_go_straight_to_the_bound() {
         messages,
         vec!["New size: 5; reason: Current number of replicas above Spec.MaxReplicas"]
     );
+    c.stop().await;
+}
+
+/// The real store and PromQL: a feeder counts each pod's cpu seconds every 5 s and scrapes, as
+/// the traffic simulation does; the HPA reads `rate(...[1m])` of them.
+#[tokio::test(start_paused = true)]
+async fn reads_cpu_from_the_time_series_store_in_promql() {
+    let mut c = Cluster::new().await;
+    let tsdb = Tsdb::new();
+    c.metrics = Arc::new(tsdb.clone());
+    let cores: Arc<Mutex<BTreeMap<String, f64>>> = Arc::default();
+    let (clock, feed) = (c.clock.clone(), cores.clone());
+    c.tasks.spawn(move |stop| async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = clock.sleep(Duration::from_secs(5)) => {}
+            }
+            for (pod, v) in feed.lock().unwrap().iter() {
+                let labels = [
+                    ("namespace", "default"),
+                    ("pod", pod.as_str()),
+                    ("container", "c"),
+                ];
+                tsdb.counter_add(
+                    sim_metrics::names::CONTAINER_CPU_USAGE_SECONDS_TOTAL,
+                    &labels,
+                    v * 5.0,
+                );
+            }
+            tsdb.scrape(clock.now());
+        }
+    });
+    c.deployment(2).await;
+    c.pod("web-a", OLD).await;
+    c.pod("web-b", OLD).await;
+    cores
+        .lock()
+        .unwrap()
+        .extend([("web-a".to_string(), 0.05), ("web-b".to_string(), 0.05)]);
+    c.hpa(json!({
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "maxReplicas": 10,
+        "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 50}}}],
+    }))
+    .await;
+    c.start();
+    // The first syncs find no rate yet (fewer than two samples): FailedGetResourceMetric.
+    let failed = eventually(&c.clock, "a failed first read", || async {
+        let m = c.event_messages("FailedComputeMetricsReplicas").await;
+        (!m.is_empty()).then_some(m)
+    })
+    .await;
+    assert!(
+        failed[0].ends_with("no metrics returned from resource metrics API"),
+        "{failed:?}"
+    );
+    let h = poll(&c.clock, "50% read from the store", LONG, SECOND, || async {
+        let h = c.get_hpa().await;
+        let m = h
+            .status
+            .as_ref()?
+            .current_metrics
+            .as_ref()?
+            .first()?
+            .resource
+            .clone()?;
+        (m.current.average_utilization == Some(50)).then_some(h)
+    })
+    .await;
+    assert_eq!(h.status.unwrap().desired_replicas, 2);
+    // Three times the usage: once the 1m rate has caught up, ⌈3.0 × 2⌉ = 6.
+    for v in cores.lock().unwrap().values_mut() {
+        *v = 0.15;
+    }
+    poll(&c.clock, "web at 6 replicas", LONG, SECOND, || async {
+        (c.replicas().await == 6).then_some(())
+    })
+    .await;
     c.stop().await;
 }
