@@ -12,6 +12,11 @@
 //! | `sim.miniplane.dev/ready` | `never`: containers never pass readiness | ready per the probe |
 //! | `sim.miniplane.dev/startup-seconds` | extra whole seconds between the image pull and Running | `0` |
 //!
+//! How a pod answers simulated requests and what CPU it uses
+//! (`sim.miniplane.dev/error-rate`, `latency-ms`, `latency-p99-ms`,
+//! `cpu-millicores`, `cpu-millicores-per-request`) is read by the traffic
+//! simulation: see [`crate::traffic::annotations`].
+//!
 //! The annotations apply to every regular container of the pod. Everything else
 //! comes from the pod spec the way a kubelet reads it: a container's readiness
 //! starts at the first probe tick at or after `initialDelaySeconds` (ticks every
