@@ -317,3 +317,80 @@ impl Renamed for Deployment {
         self
     }
 }
+
+/// A client whose first update meets a concurrent write: just before it
+/// reaches the server, someone else labels the object (a real 409).
+struct ConcurrentWriter {
+    inner: Arc<dyn Client>,
+    updates: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::runtime::WrapClient for ConcurrentWriter {
+    fn inner(&self) -> &dyn Client {
+        &*self.inner
+    }
+
+    fn around_write<'a, T: crate::runtime::Written + 'a>(
+        &'a self,
+        call: &crate::runtime::Call<'_>,
+        next: impl FnOnce() -> crate::runtime::BoxFuture<'a, crate::runtime::ClientResult<T>>,
+    ) -> crate::runtime::BoxFuture<'a, crate::runtime::ClientResult<T>> {
+        if call.verb != crate::runtime::Verb::Update {
+            return next();
+        }
+        let first = self.updates.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        let (r, ns, name) = (
+            call.resource.clone(),
+            call.ns.map(str::to_string),
+            call.name.to_string(),
+        );
+        let update = next();
+        Box::pin(async move {
+            if first {
+                let patch = json!({"metadata": {"labels": {"someone": "else"}}});
+                self.inner
+                    .patch(
+                        &r,
+                        ns.as_deref(),
+                        &name,
+                        crate::runtime::PatchType::Merge,
+                        patch,
+                        None,
+                    )
+                    .await
+                    .expect("the concurrent write succeeds");
+            }
+            update.await
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_conflicting_update_is_retried_once_on_a_fresh_read() {
+    let client = plain_client().await;
+    let c = canary();
+    let t = stored_target(&client, &target()).await;
+    apply(&*client, &primary_deployment(&c, &t, None)).await.unwrap();
+    let racing = ConcurrentWriter {
+        inner: client.clone(),
+        updates: std::sync::atomic::AtomicUsize::new(0),
+    };
+    apply(&racing, &primary_deployment(&c, &t, Some(5)))
+        .await
+        .unwrap();
+    assert_eq!(
+        racing.updates.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "one conflict, one retry"
+    );
+    let stored = Typed::<Deployment>::new(client.clone())
+        .get(Some("default"), "podinfo-primary")
+        .await
+        .unwrap();
+    assert_eq!(stored.spec.unwrap().replicas, Some(5));
+    assert_eq!(
+        stored.metadata.labels.unwrap()["someone"],
+        "else",
+        "the other write is kept"
+    );
+}
