@@ -85,7 +85,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
         eprintln!("error: no scenario {:?}", args.scenario);
         return ExitCode::from(1);
     };
-    let (end, samples, events) = match drive(scenario, &args).await {
+    let (end, samples, events, trigger) = match drive(scenario, &args).await {
         Ok(run) => run,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -105,6 +105,7 @@ pub async fn run(args: DemoArgs) -> ExitCode {
             outcome: &outcome,
             samples: &samples,
             events: &events,
+            trigger,
         });
         if let Err(e) = std::fs::write(path, page) {
             eprintln!("error: writing {}: {e}", path.display());
@@ -137,11 +138,11 @@ impl Printer {
     }
 }
 
-/// The whole run: its end, every step and every Event.
-async fn drive(
-    scenario: &'static Scenario,
-    args: &DemoArgs,
-) -> anyhow::Result<(End, Vec<Sample>, Vec<sample::EventRow>)> {
+/// The whole run: its end, every step, every Event, and when the new version came.
+type Ran = (End, Vec<Sample>, Vec<sample::EventRow>, Option<Duration>);
+
+/// Runs the scenario; see [`Ran`].
+async fn drive(scenario: &'static Scenario, args: &DemoArgs) -> anyhow::Result<Ran> {
     let tsdb = Tsdb::new();
     let sim = SimConfig {
         metrics: tsdb.clone(),
@@ -194,7 +195,7 @@ async fn drive(
                 "the first version was not up after {} (phase {last})",
                 render::clock(WARM_UP)
             ));
-            return Ok((end, samples, observer.events));
+            return Ok((end, samples, observer.events, None));
         }
     }
 
@@ -268,7 +269,7 @@ async fn drive(
         }
     };
     let _ = cluster.stop().await;
-    Ok((end, samples, observer.events))
+    Ok((end, samples, observer.events, Some(triggered)))
 }
 
 /// Whether the first version serves: the Deployment rolled out, or the Canary initialized.

@@ -44,6 +44,8 @@ pub struct Run<'a> {
     pub samples: &'a [Sample],
     /// Every Event.
     pub events: &'a [EventRow],
+    /// When the new version was triggered (simulated time since the start).
+    pub trigger: Option<std::time::Duration>,
 }
 
 /// The whole page.
@@ -67,7 +69,7 @@ pub fn html(run: &Run) -> String {
             page,
             "<h2>{}</h2>\n{}\n",
             escape(title),
-            chart(title, unit, &series)
+            chart(title, unit, &series, run.trigger.map(|t| t.as_secs_f64()))
         );
     }
     page.push_str(&steps_table(run.samples));
@@ -142,8 +144,8 @@ fn charts(samples: &[Sample]) -> Vec<(&'static str, &'static str, Vec<Series>)> 
     weight_and_replicas
 }
 
-/// One chart as inline SVG.
-pub fn chart(title: &str, unit: &str, series: &[Series]) -> String {
+/// One chart as inline SVG; `trigger` (seconds) is marked with a dashed line.
+pub fn chart(title: &str, unit: &str, series: &[Series], trigger: Option<f64>) -> String {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|(x, _)| *x));
     let x_max = xs.fold(1.0_f64, f64::max);
     let ys = series
@@ -178,14 +180,26 @@ pub fn chart(title: &str, unit: &str, series: &[Series]) -> String {
             y1 = py(y)
         );
     }
-    for i in 0..=5 {
-        let x = x_max * f64::from(i) / 5.0;
+    let every = x_tick(x_max);
+    let mut x = 0.0;
+    while x <= x_max {
         let _ = writeln!(
             svg,
             "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
             px(x),
             H - 8.0,
             clock(std::time::Duration::from_secs_f64(x))
+        );
+        x += every;
+    }
+    if let Some(t) = trigger.filter(|t| *t <= x_max) {
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{MT}\" y2=\"{}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/><text x=\"{:.1}\" y=\"{}\">new version</text>",
+            MT + ph,
+            px(t) + 3.0,
+            MT + 10.0,
+            x = px(t)
         );
     }
     for (i, s) in series.iter().enumerate() {
@@ -223,6 +237,14 @@ pub fn chart(title: &str, unit: &str, series: &[Series]) -> String {
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// The x ticks' spacing in seconds: a round duration giving at most eight ticks.
+fn x_tick(x_max: f64) -> f64 {
+    [10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0]
+        .into_iter()
+        .find(|step| x_max / step <= 8.0)
+        .unwrap_or(7200.0)
 }
 
 /// A round upper bound above `y` (1, 2, 5 × 10ⁿ).
@@ -361,6 +383,7 @@ mod tests {
             outcome: "ok",
             samples: &samples,
             events: &events,
+            trigger: Some(Duration::from_secs(20)),
         });
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert_eq!(page.matches("<svg").count(), 5, "{page}");
@@ -380,6 +403,7 @@ mod tests {
         assert!(page.contains("Advance &lt;weight&gt;"));
         assert!(page.contains("a &amp; b"));
         assert!(page.contains("Advance podinfo.default canary weight 10"));
+        assert_eq!(page.matches(">new version</text>").count(), 5);
         assert!(
             !page.contains("http://") || !page.contains("src="),
             "no external asset"
@@ -389,6 +413,8 @@ mod tests {
 
     #[test]
     fn bounds_round_up() {
+        assert_eq!(x_tick(60.0), 10.0);
+        assert_eq!(x_tick(311.0), 60.0);
         assert_eq!(nice(0.0), 1.0);
         assert_eq!(nice(3.0), 5.0);
         assert_eq!(nice(120.0), 200.0);
