@@ -283,50 +283,54 @@ fn first_version_up(scenario: &Scenario, s: &Sample) -> bool {
 
 /// Whether the run ended as the scenario says.
 async fn judge(scenario: &Scenario, observer: &Observer, phase: &str, weight_in_analysis: i32) -> End {
+    // The image the rollout left in service: the Deployment's, or the primary's.
+    let serving = match scenario.expect {
+        Expect::RolledOut => scenario.deployment.to_string(),
+        Expect::Promoted | Expect::RolledBack => format!("{}-primary", scenario.deployment),
+    };
+    let image = observer.deployment(&serving).await.map(|d| image_of(&d));
+    verdict(
+        scenario,
+        phase,
+        image.as_deref().unwrap_or(""),
+        weight_in_analysis,
+    )
+}
+
+/// The end of a run that finished in `phase` with `image` in service (the Deployment's, or
+/// the primary's) and the canary's highest weight during the analysis.
+fn verdict(scenario: &Scenario, phase: &str, image: &str, weight_in_analysis: i32) -> End {
     let target = scenario.deployment;
-    match scenario.expect {
-        Expect::RolledOut => {
-            let image = observer.deployment(target).await.map(|d| image_of(&d));
-            match (phase, image.as_deref()) {
-                ("Complete", Some(NEW_IMAGE)) => End::AsDesigned(format!(
-                    "deployment/{target} rolled out: every replica runs {}",
-                    tag(NEW_IMAGE)
-                )),
-                _ => End::Otherwise(format!(
-                    "expected deployment/{target} rolled out on {}; it ended {phase}",
-                    tag(NEW_IMAGE)
-                )),
-            }
-        }
-        Expect::Promoted | Expect::RolledBack => {
-            let primary = observer
-                .deployment(&format!("{target}-primary"))
-                .await
-                .map(|d| image_of(&d))
-                .unwrap_or_default();
-            let (want_phase, want_image) = match scenario.expect {
-                Expect::Promoted => ("Succeeded", NEW_IMAGE),
-                _ => ("Failed", OLD_IMAGE),
-            };
-            if scenario.zero_weight_during_analysis && weight_in_analysis > 0 {
-                return End::Otherwise(format!(
-                    "expected no traffic to the canary during the analysis; its weight reached {weight_in_analysis}%"
-                ));
-            }
-            let ended = format!("ended {phase} with the primary on {}", tag(&primary));
-            if phase == want_phase && primary == want_image {
-                let what = match scenario.expect {
-                    Expect::Promoted => "promoted",
-                    _ => "rolled back",
-                };
-                End::AsDesigned(format!("canary/{target} {what}: {ended}"))
-            } else {
-                End::Otherwise(format!(
-                    "expected canary/{target} {want_phase} with the primary on {}; it {ended}",
-                    tag(want_image)
-                ))
-            }
-        }
+    let (want_phase, want_image, what) = match scenario.expect {
+        Expect::RolledOut => ("Complete", NEW_IMAGE, "rolled out"),
+        Expect::Promoted => ("Succeeded", NEW_IMAGE, "promoted"),
+        Expect::RolledBack => ("Failed", OLD_IMAGE, "rolled back"),
+    };
+    if scenario.expect == Expect::RolledOut {
+        return match phase == want_phase && image == want_image {
+            true => End::AsDesigned(format!(
+                "deployment/{target} rolled out: every replica runs {}",
+                tag(NEW_IMAGE)
+            )),
+            false => End::Otherwise(format!(
+                "expected deployment/{target} rolled out on {}; it ended {phase} on {}",
+                tag(NEW_IMAGE),
+                tag(image)
+            )),
+        };
+    }
+    if scenario.zero_weight_during_analysis && weight_in_analysis > 0 {
+        return End::Otherwise(format!(
+            "expected no traffic to the canary during the analysis; its weight reached {weight_in_analysis}%"
+        ));
+    }
+    let ended = format!("ended {phase} with the primary on {}", tag(image));
+    match phase == want_phase && image == want_image {
+        true => End::AsDesigned(format!("canary/{target} {what}: {ended}")),
+        false => End::Otherwise(format!(
+            "expected canary/{target} {want_phase} with the primary on {}; it {ended}",
+            tag(want_image)
+        )),
     }
 }
 
@@ -405,4 +409,44 @@ async fn trigger(cluster: &Cluster, scenario: &Scenario) -> anyhow::Result<()> {
         scenario.deployment,
         last_error.map_or_else(String::new, |e| e.to_string())
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str) -> &'static Scenario {
+        scenarios::find(name).unwrap()
+    }
+
+    #[test]
+    fn a_run_is_judged_by_its_phase_and_the_image_left_in_service() {
+        let ok = |e: End| matches!(e, End::AsDesigned(_));
+        assert!(ok(verdict(scenario("rolling-update"), "Complete", NEW_IMAGE, 0)));
+        let End::Otherwise(why) = verdict(
+            scenario("rolling-update"),
+            "ProgressDeadlineExceeded",
+            NEW_IMAGE,
+            0,
+        ) else {
+            panic!("a stuck rollout is not as designed");
+        };
+        assert_eq!(
+            why,
+            "expected deployment/podinfo rolled out on 6.1.0; it ended ProgressDeadlineExceeded on 6.1.0"
+        );
+        assert!(ok(verdict(scenario("canary"), "Succeeded", NEW_IMAGE, 50)));
+        assert!(ok(verdict(scenario("canary-bad"), "Failed", OLD_IMAGE, 10)));
+        let End::Otherwise(why) = verdict(scenario("canary-bad"), "Succeeded", NEW_IMAGE, 50) else {
+            panic!("a bad version promoted is not as designed");
+        };
+        assert_eq!(
+            why,
+            "expected canary/podinfo Failed with the primary on 6.0.0; it ended Succeeded with the primary on 6.1.0"
+        );
+        assert!(!ok(verdict(scenario("canary"), "Failed", OLD_IMAGE, 10)));
+        // Blue/green: promoted is not enough if users reached the canary during its checks.
+        assert!(ok(verdict(scenario("blue-green"), "Succeeded", NEW_IMAGE, 0)));
+        assert!(!ok(verdict(scenario("blue-green"), "Succeeded", NEW_IMAGE, 10)));
+    }
 }
