@@ -2,10 +2,13 @@
 //! `promql/engine.go`: `VectorBinop`, `aggregation`, the selectors'
 //! lookback; the functions are in `functions.rs`).
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::functions::{self, bucket_quantile, quantile};
-use super::parser::{AggOp, Aggregate, BinOp, Binary, Card, Expr, Func, MatchOp, Matching, Selector};
+use super::parser::{
+    AggOp, Aggregate, BinOp, Binary, Card, Expr, Func, MatchOp, Matching, Selector, Subquery,
+};
 use super::{QueryError, Sample, Value};
 use crate::tsdb::{Labels, Tsdb};
 
@@ -14,11 +17,19 @@ pub(crate) const LOOKBACK_MS: i64 = 5 * 60 * 1000;
 
 const NAME: &str = "__name__";
 
-/// One evaluation: the store and the instant (ms since the epoch).
+/// One evaluation: the store and the instant (ms since the epoch), and
+/// how many more subquery steps the whole query may evaluate.
 pub(crate) struct Eval<'a> {
     pub(crate) db: &'a Tsdb,
     pub(crate) t: i64,
+    pub(crate) budget: &'a Cell<u64>,
 }
+
+/// Subquery steps one query may evaluate in all (nested ones multiply).
+pub(crate) const SUBQUERY_BUDGET: u64 = 50_000;
+
+/// Subquery steps when none is given: upstream's default evaluation interval.
+const DEFAULT_SUBQUERY_STEP: i64 = 60_000;
 
 fn exec(msg: impl Into<String>) -> QueryError {
     QueryError::Execution(msg.into())
@@ -37,7 +48,9 @@ fn selects(sel: &Selector, name: &str, labels: &Labels) -> bool {
 
 fn with_name(labels: &Labels, name: &str) -> Labels {
     let mut l = labels.clone();
-    l.insert(NAME.to_string(), name.to_string());
+    if !name.is_empty() {
+        l.insert(NAME.to_string(), name.to_string());
+    }
     l
 }
 
@@ -59,8 +72,9 @@ impl Eval<'_> {
         match e {
             Expr::Number(n) => Ok(Value::Scalar(*n)),
             Expr::Vector(sel) => Ok(Value::Vector(self.instant(sel))),
-            Expr::Matrix(sel, range) => Ok(Value::Matrix(
-                self.range(sel, *range)
+            Expr::Matrix(..) | Expr::Subquery(_) => Ok(Value::Matrix(
+                self.matrix(e)?
+                    .0
                     .into_iter()
                     .map(|p| (with_name(&p.labels, &p.name), p.points))
                     .collect(),
@@ -117,6 +131,69 @@ impl Eval<'_> {
             }
         });
         out
+    }
+
+    /// A range selector's or subquery's series, and its window.
+    fn matrix(&self, e: &Expr) -> Result<(Vec<Picked>, functions::Window), QueryError> {
+        let (offset, range) = match e {
+            Expr::Matrix(sel, range) => (sel.offset_ms, *range),
+            Expr::Subquery(sq) => (sq.offset_ms, sq.range),
+            _ => return Err(exec("expected a range vector")),
+        };
+        let end = self.t - offset;
+        let window = functions::Window {
+            start: end - range,
+            end,
+            range,
+        };
+        let picked = match e {
+            Expr::Matrix(sel, range) => self.range(sel, *range),
+            Expr::Subquery(sq) => self.subquery(sq, &window)?,
+            _ => Vec::new(),
+        };
+        Ok((picked, window))
+    }
+
+    /// A subquery's inner expression at every multiple of its step in the window.
+    fn subquery(&self, sq: &Subquery, w: &functions::Window) -> Result<Vec<Picked>, QueryError> {
+        let step = sq.step.unwrap_or(DEFAULT_SUBQUERY_STEP).max(1);
+        let mut ts = w.start.div_euclid(step) * step;
+        if ts <= w.start {
+            ts += step;
+        }
+        let mut series: BTreeMap<Labels, Vec<(i64, f64)>> = BTreeMap::new();
+        while ts <= w.end {
+            let left = self.budget.get();
+            if left == 0 {
+                return Err(exec(format!(
+                    "query processing would load too many samples into memory in subquery evaluation (over {SUBQUERY_BUDGET} steps)"
+                )));
+            }
+            self.budget.set(left - 1);
+            let inner = Eval {
+                db: self.db,
+                t: ts,
+                budget: self.budget,
+            };
+            match inner.eval(&sq.expr)? {
+                Value::Scalar(v) => series.entry(Labels::new()).or_default().push((ts, v)),
+                Value::Vector(v) => {
+                    for s in v {
+                        series.entry(s.labels).or_default().push((ts, s.value));
+                    }
+                }
+                Value::Matrix(_) => return Err(exec("subquery is only allowed on instant vector")),
+            }
+            ts += step;
+        }
+        Ok(series
+            .into_iter()
+            .map(|(mut labels, points)| Picked {
+                name: labels.remove(NAME).unwrap_or_default(),
+                labels,
+                points,
+            })
+            .collect())
     }
 
     /// Each selected series' samples in `(t - offset - range, t - offset]`.
@@ -257,10 +334,7 @@ impl Eval<'_> {
                 return Ok(Value::Vector(absent(v.is_empty(), &args[0])));
             }
             Func::AbsentOverTime => {
-                let Expr::Matrix(sel, range) = &args[0] else {
-                    return Err(exec("absent_over_time needs a range selector"));
-                };
-                let empty = self.range(sel, *range).is_empty();
+                let empty = self.matrix(&args[0])?.0.is_empty();
                 return Ok(Value::Vector(absent(empty, &args[0])));
             }
             Func::HistogramQuantile => {
@@ -270,20 +344,14 @@ impl Eval<'_> {
             }
             _ => {}
         }
-        if let Some(Expr::Matrix(sel, range)) = args.iter().find(|a| matches!(a, Expr::Matrix(..))) {
+        if let Some(m) = args.iter().find(|a| a.ty() == super::parser::Type::Matrix) {
             let param = if f == Func::QuantileOverTime {
                 Some(self.scalar(&args[0])?)
             } else {
                 None
             };
-            let end = self.t - sel.offset_ms;
-            let window = functions::Window {
-                start: end - range,
-                end,
-                range: *range,
-            };
-            let out = self
-                .range(sel, *range)
+            let (picked, window) = self.matrix(m)?;
+            let out = picked
                 .into_iter()
                 .filter_map(|p| {
                     let value = functions::over_range(f, &p.points, &window, param)?;

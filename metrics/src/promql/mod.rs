@@ -12,8 +12,8 @@
 //! `resets`, the `*_over_time` family, `histogram_quantile`, `abs`, `ceil`,
 //! `floor`, `round`, `sqrt`, `exp`, `ln`, `log2`, `log10`, `sgn`, `clamp`,
 //! `clamp_min`, `clamp_max`, `scalar`, `vector`, `time`, `absent`, `sort`,
-//! `sort_desc`). Not supported (a parse error says so): subqueries, the
-//! `@` modifier, string-valued expressions, `label_replace`/`label_join`,
+//! `sort_desc`); subqueries (`rate(x[1m])[10m:30s]`, step 1m by default).
+//! Not supported (a parse error says so): the `@` modifier, string-valued expressions, `label_replace`/`label_join`,
 //! `count_values`, date functions and native histograms.
 
 mod eval;
@@ -67,7 +67,13 @@ pub fn validate(expr: &str) -> Result<(), QueryError> {
 /// Evaluates `expr` at `at`.
 pub fn query(db: &Tsdb, expr: &str, at: SystemTime) -> Result<Value, QueryError> {
     let e = parser::parse(expr)?;
-    eval::Eval { db, t: millis(at) }.eval(&e)
+    let budget = std::cell::Cell::new(eval::SUBQUERY_BUDGET);
+    eval::Eval {
+        db,
+        t: millis(at),
+        budget: &budget,
+    }
+    .eval(&e)
 }
 
 /// Upstream's cap on the points of one series in a range query.
@@ -108,9 +114,16 @@ pub fn query_range(
         ));
     }
     let mut series: std::collections::BTreeMap<Labels, Vec<(i64, f64)>> = std::collections::BTreeMap::new();
+    let budget = std::cell::Cell::new(eval::SUBQUERY_BUDGET);
     let mut t = start;
     while t <= end {
-        match (eval::Eval { db, t }).eval(&e)? {
+        match (eval::Eval {
+            db,
+            t,
+            budget: &budget,
+        })
+        .eval(&e)?
+        {
             Value::Scalar(v) => series.entry(Labels::new()).or_default().push((t, v)),
             Value::Vector(v) => {
                 for s in v {

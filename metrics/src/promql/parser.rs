@@ -21,6 +21,18 @@ pub(crate) enum Expr {
     Binary(Box<Binary>),
     Aggregate(Box<Aggregate>),
     Call(Func, Vec<Expr>),
+    /// `expr[range:step] offset d`: `expr` evaluated every step over the range.
+    Subquery(Box<Subquery>),
+}
+
+/// A subquery; `step` defaults to one minute (upstream's default
+/// evaluation interval).
+#[derive(Clone, Debug)]
+pub(crate) struct Subquery {
+    pub(crate) expr: Expr,
+    pub(crate) range: i64,
+    pub(crate) step: Option<i64>,
+    pub(crate) offset_ms: i64,
 }
 
 /// `name{matchers} offset d`.
@@ -331,7 +343,7 @@ impl Expr {
         match self {
             Expr::Number(_) => Type::Scalar,
             Expr::Vector(_) | Expr::Aggregate(_) => Type::Vector,
-            Expr::Matrix(..) => Type::Matrix,
+            Expr::Matrix(..) | Expr::Subquery(_) => Type::Matrix,
             Expr::Neg(e) => e.ty(),
             Expr::Binary(b) => {
                 if b.lhs.ty() == Type::Scalar && b.rhs.ty() == Type::Scalar {
@@ -622,7 +634,35 @@ impl Parser<'_> {
                         }
                     };
                     if self.peek() == &Tok::Colon {
-                        return Err(self.error_at(pos, "subqueries are not supported"));
+                        self.next();
+                        let step = match self.peek() {
+                            Tok::Duration(ms) => {
+                                let ms = *ms;
+                                self.next();
+                                Some(ms)
+                            }
+                            _ => None,
+                        };
+                        self.expect(&Tok::RBracket, "subquery selector")?;
+                        if e.ty() != Type::Vector {
+                            return Err(self.error_at(
+                                start,
+                                &format!(
+                                    "subquery is only allowed on instant vector, got {} instead",
+                                    e.ty().name()
+                                ),
+                            ));
+                        }
+                        if range <= 0 || step.is_some_and(|s| s <= 0) {
+                            return Err(self.error_at(pos, "subquery range and step must be positive"));
+                        }
+                        e = Expr::Subquery(Box::new(Subquery {
+                            expr: e,
+                            range,
+                            step,
+                            offset_ms: 0,
+                        }));
+                        continue;
                     }
                     self.expect(&Tok::RBracket, "range selector")?;
                     e = match e {
@@ -631,10 +671,7 @@ impl Parser<'_> {
                             return Err(self.error_at(pos, "no offset modifiers allowed before range"));
                         }
                         _ => {
-                            return Err(self.error_at(
-                                start,
-                                "ranges only allowed for vector selectors (subqueries are not supported)",
-                            ));
+                            return Err(self.error_at(start, "ranges only allowed for vector selectors"));
                         }
                     };
                 }
@@ -661,7 +698,8 @@ impl Parser<'_> {
                     };
                     match &mut e {
                         Expr::Vector(sel) | Expr::Matrix(sel, _) if sel.offset_ms == 0 => sel.offset_ms = d,
-                        Expr::Vector(_) | Expr::Matrix(..) => {
+                        Expr::Subquery(sq) if sq.offset_ms == 0 => sq.offset_ms = d,
+                        Expr::Vector(_) | Expr::Matrix(..) | Expr::Subquery(_) => {
                             return Err(self.error_at(pos, "offset may not be set multiple times"));
                         }
                         _ => return Err(self.error_at(pos, "offset modifier must be preceded by an instant vector selector or range vector selector")),
@@ -945,6 +983,7 @@ mod tests {
             Expr::Neg(e) => format!("(-{})", show(e)),
             Expr::Binary(b) => format!("({} {} {})", show(&b.lhs), b.op.name(), show(&b.rhs)),
             Expr::Aggregate(a) => format!("{:?}({})", a.op, show(&a.expr)),
+            Expr::Subquery(sq) => format!("{}[{}:{:?}]", show(&sq.expr), sq.range, sq.step),
             Expr::Call(f, args) => {
                 format!(
                     "{}({})",
@@ -1015,6 +1054,9 @@ mod tests {
             "sum by (le,) (x)",
             "x offset -5m",
             "SUM(x)",
+            "max_over_time(rate(x[1m])[5m:30s])",
+            "avg_over_time((a + b)[10m:] offset 1m)",
+            "x[5m:1m]",
         ] {
             parse(q).unwrap_or_else(|e| panic!("{q}: {e}"));
         }
@@ -1049,7 +1091,8 @@ mod tests {
             err(r#"{a=""}"#),
             "1:1: parse error: vector selector must contain at least one non-empty matcher"
         );
-        assert_eq!(err("x[5m:1m]"), "1:2: parse error: subqueries are not supported");
+        assert!(err("x[5m] [5m:1m]").contains("subquery is only allowed on instant vector"));
+        assert!(err("x[0s:1m]").contains("must be positive"));
         assert!(err("x{a=~\"(\"}").contains("invalid regular expression"));
         assert!(err("1 and 2").contains("set operator"));
         assert!(err("x + bool y").contains("bool modifier"));

@@ -370,6 +370,47 @@ fn functions() {
 }
 
 #[test]
+fn subqueries() {
+    let db = Tsdb::new();
+    // A counter at 1/s for 5 minutes, then 3/s for 5 minutes.
+    let mut v = 0.0;
+    for i in 0..=120u64 {
+        v += if i <= 60 { 5.0 } else { 15.0 };
+        db.gauge_set("c_total", &[("pod", "a")], v);
+        db.scrape(at(i * 5));
+    }
+    // The highest 1m rate over the last 10 minutes, every 30 s.
+    assert!(close(
+        one(&db, "max_over_time(rate(c_total[1m])[10m:30s])", 600),
+        3.0
+    ));
+    assert!(close(
+        one(&db, "min_over_time(rate(c_total[1m])[8m:30s])", 600),
+        1.0
+    ));
+    // 30 s steps over 10 minutes: 20 points (the window is left-open).
+    assert_eq!(one(&db, "count_over_time(c_total[10m:30s])", 600), 20.0);
+    // The default step is a minute; an offset shifts the window.
+    assert_eq!(one(&db, "count_over_time(c_total[10m:])", 600), 10.0);
+    assert!(close(
+        one(&db, "max_over_time(rate(c_total[1m])[2m:30s] offset 6m)", 600),
+        1.0
+    ));
+    assert!(
+        matches!(query(&db, "rate(c_total[1m])[5m:1m]", at(600)), Ok(Value::Matrix(m)) if m[0].1.len() == 5)
+    );
+    // Nested subqueries past the step budget fail instead of running for ever.
+    assert!(matches!(
+        query(
+            &db,
+            "max_over_time(max_over_time(c_total[1d:1s])[1d:1s])",
+            at(600)
+        ),
+        Err(QueryError::Execution(_))
+    ));
+}
+
+#[test]
 fn range_queries_step_through_time() {
     let db = traffic(10.0, 0.0, 0.1);
     let Ok(Value::Matrix(m)) = query_range(
