@@ -450,3 +450,61 @@ async fn reads_cpu_from_the_time_series_store_in_promql() {
     .await;
     c.stop().await;
 }
+
+/// A Pods metric given as a PromQL expression (each pod's request rate) against an average
+/// value target, read from the real store: 2 pods at 15 requests/s for a target of 5 each →
+/// ⌈15 / 5 × 2⌉ = 6; the status shows the average in thousandths (`15`).
+#[tokio::test(start_paused = true)]
+async fn a_pods_metric_from_a_promql_expression() {
+    let mut c = Cluster::new().await;
+    let tsdb = Tsdb::new();
+    c.metrics = Arc::new(tsdb.clone());
+    let clock = c.clock.clone();
+    c.tasks.spawn(move |stop| async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = clock.sleep(Duration::from_secs(5)) => {}
+            }
+            for pod in ["web-a", "web-b"] {
+                let labels = [
+                    ("namespace", "default"),
+                    ("service", "web"),
+                    ("pod", pod),
+                    ("code", "200"),
+                ];
+                tsdb.counter_add(sim_metrics::names::HTTP_REQUESTS_TOTAL, &labels, 15.0 * 5.0);
+            }
+            tsdb.scrape(clock.now());
+        }
+    });
+    c.deployment(2).await;
+    c.pod("web-a", OLD).await;
+    c.pod("web-b", OLD).await;
+    let expr = r#"sum by (pod) (rate(http_requests_total{namespace="default"}[1m]))"#;
+    c.hpa(json!({
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "maxReplicas": 10,
+        "metrics": [{"type": "Pods", "pods": {"metric": {"name": expr},
+            "target": {"type": "AverageValue", "averageValue": "5"}}}],
+    }))
+    .await;
+    c.start();
+    poll(&c.clock, "web at 6 replicas", LONG, SECOND, || async {
+        (c.replicas().await == 6).then_some(())
+    })
+    .await;
+    let h = c.get_hpa().await;
+    let pods = h.status.unwrap().current_metrics.unwrap()[0]
+        .pods
+        .clone()
+        .unwrap();
+    assert_eq!(pods.metric.name, expr);
+    assert_eq!(pods.current.average_value.map(|q| q.0), Some("15".to_string()));
+    // The rate of young counters reads low at first (extrapolation stops at zero): the HPA may
+    // take steps on the way, each upstream's ⌈ratio × ready pods⌉.
+    let messages = c.event_messages("SuccessfulRescale").await;
+    let want = format!("New size: 6; reason: pods metric {expr} above target");
+    assert!(messages.contains(&want), "{messages:?}");
+    c.stop().await;
+}
