@@ -68,12 +68,29 @@ pub fn validate(expr: &str) -> Result<(), QueryError> {
 pub fn query(db: &Tsdb, expr: &str, at: SystemTime) -> Result<Value, QueryError> {
     let e = parser::parse(expr)?;
     let budget = std::cell::Cell::new(eval::SUBQUERY_BUDGET);
-    eval::Eval {
+    let v = eval::Eval {
         db,
         t: millis(at),
         budget: &budget,
     }
-    .eval(&e)
+    .eval(&e)?;
+    if let Value::Vector(samples) = &v {
+        unique_labelsets(samples)?;
+    }
+    Ok(v)
+}
+
+/// Upstream's check on a result: two samples with the same labels (say
+/// `rate` over two metrics that differ only in name) are an error.
+fn unique_labelsets(samples: &[Sample]) -> Result<(), QueryError> {
+    let mut seen = std::collections::HashSet::with_capacity(samples.len());
+    if samples.iter().all(|s| seen.insert(&s.labels)) {
+        Ok(())
+    } else {
+        Err(QueryError::Execution(
+            "vector cannot contain metrics with the same labelset".into(),
+        ))
+    }
 }
 
 /// Upstream's cap on the points of one series in a range query.
@@ -126,6 +143,7 @@ pub fn query_range(
         {
             Value::Scalar(v) => series.entry(Labels::new()).or_default().push((t, v)),
             Value::Vector(v) => {
+                unique_labelsets(&v)?;
                 for s in v {
                     series.entry(s.labels).or_default().push((t, s.value));
                 }

@@ -266,6 +266,16 @@ fn aggregations() {
     assert_eq!(bottom[0].1, -1.0);
     assert!(vector(&db, "topk(0, g)", 0).is_empty());
     assert_eq!(one(&db, "count(g)", 0), 4.0);
+    // Dropping the name may leave two series with one labelset.
+    db.gauge_set("h", &[("pod", "a"), ("namespace", "x")], 5.0);
+    db.scrape(at(1));
+    assert_eq!(
+        query(&db, r#"{__name__=~"g|h", pod="a"} * 2"#, at(1)),
+        Err(QueryError::Execution(
+            "vector cannot contain metrics with the same labelset".into()
+        ))
+    );
+    assert_eq!(one(&db, r#"sum({__name__=~"g|h", pod="a"} * 2)"#, 1), 12.0);
     assert_eq!(one(&db, "group(g)", 0), 1.0);
 }
 
