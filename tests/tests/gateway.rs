@@ -331,7 +331,7 @@ async fn invalid_gateway_api_objects_are_refused() {
             "Gateway",
             format!("{http}  - {{name: https, protocol: HTTPS, port: 443, hostname: '*.example.com', tls: {{certificateRefs: [{{name: cert}}]}}}}\n  addresses:\n  - {{type: IPAddress, value: 192.0.2.10}}\n  infrastructure:\n    labels: {{team: web}}\n"),
         ),
-        ("GatewayClass", format!("  controllerName: example.net/gateway\n")),
+        ("GatewayClass", "  controllerName: example.net/gateway\n".to_string()),
     ];
     for (kind, spec) in accepted {
         let r = c.run_with_yaml(&["create"], &manifest(kind, "good", spec)).await;
