@@ -20,7 +20,9 @@
 //! * blue/green: no traffic to the new version during the iterations, then
 //!   100% at once.
 //!
-//! Every wait is bounded (the harness's PATIENCE, 60 s real).
+//! The canary-strategy scenarios share one cluster, one revision after
+//! another; the hooks share another. Every wait is bounded (the harness's
+//! PATIENCE, 60 s real).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,7 +34,7 @@ use serde_json::Value;
 use store::Clock;
 
 /// Simulated seconds per real second.
-const SCALE: f64 = 30.0;
+const SCALE: f64 = 40.0;
 
 const PODINFO: &str = include_str!("../../examples/canary/podinfo.yaml");
 const CANARY: &str = include_str!("../../examples/canary/canary.yaml");
@@ -68,6 +70,21 @@ async fn wait_phase(c: &Cluster, phase: &str) -> Value {
     c.eventually_json(&["get", "canary", "podinfo"], &format!("phase {phase}"), |v| {
         v["status"]["phase"] == phase
     })
+    .await
+}
+
+/// The revision the Canary analyses (`status.lastAppliedSpec`).
+async fn revision(c: &Cluster) -> Value {
+    c.json(&["get", "canary", "podinfo"]).await["status"]["lastAppliedSpec"].clone()
+}
+
+/// Waits until a revision other than `before` has reached `phase`; returns the Canary.
+async fn wait_new(c: &Cluster, before: &Value, phase: &str) -> Value {
+    c.eventually_json(
+        &["get", "canary", "podinfo"],
+        &format!("a new revision {phase}"),
+        |v| v["status"]["phase"] == phase && v["status"]["lastAppliedSpec"] != *before,
+    )
     .await
 }
 
@@ -187,12 +204,15 @@ async fn replicas(c: &Cluster, deployment: &str) -> i64 {
     d["spec"]["replicas"].as_i64().unwrap_or(-1)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_good_canary_steps_its_weights_then_is_promoted() {
-    let mut c = start(CANARY).await;
+// ---------------------------------------------------------------------------
+// Scenarios, run one after another on one cluster (a cluster's start is
+// most of a test's real time).
+
+/// A good version: the weights step to maxWeight, then promotion.
+async fn good_canary_is_promoted(c: &Cluster) {
     // First sight: the primary serves, the target is scaled to 0.
-    assert_eq!(replicas(&c, "podinfo").await, 0);
-    assert_eq!(replicas(&c, "podinfo-primary").await, 2);
+    assert_eq!(replicas(c, "podinfo").await, 0);
+    assert_eq!(replicas(c, "podinfo-primary").await, 2);
     let table = c.ok(&["get", "canaries"]).await;
     let header: Vec<&str> = table.lines().next().unwrap_or("").split_whitespace().collect();
     assert_eq!(
@@ -213,7 +233,8 @@ async fn a_good_canary_steps_its_weights_then_is_promoted() {
         "{wide}"
     );
 
-    let watch = RouteWatch::start(&c).await;
+    let before = revision(c).await;
+    let watch = RouteWatch::start(c).await;
     c.ok(&[
         "set",
         "image",
@@ -221,7 +242,7 @@ async fn a_good_canary_steps_its_weights_then_is_promoted() {
         "podinfo=ghcr.io/stefanprodan/podinfo:6.1.0",
     ])
     .await;
-    let done = wait_phase(&c, "Succeeded").await;
+    let done = wait_new(c, &before, "Succeeded").await;
     let weights = watch.stop();
     assert_eq!(
         weights,
@@ -234,11 +255,11 @@ async fn a_good_canary_steps_its_weights_then_is_promoted() {
         done["status"]["lastAppliedSpec"]
     );
     assert_eq!(
-        image(&c, "podinfo-primary").await,
+        image(c, "podinfo-primary").await,
         "ghcr.io/stefanprodan/podinfo:6.1.0"
     );
-    assert_eq!(replicas(&c, "podinfo").await, 0);
-    let ev = events(&c).await;
+    assert_eq!(replicas(c, "podinfo").await, 0);
+    let ev = events(c).await;
     for want in [
         "New revision detected! Scaling up podinfo.default",
         "Starting canary analysis for podinfo.default",
@@ -250,15 +271,19 @@ async fn a_good_canary_steps_its_weights_then_is_promoted() {
     ] {
         assert!(ev.iter().any(|e| e == want), "no event {want:?} in {ev:#?}");
     }
-    c.stop().await;
+    let described = c.ok(&["describe", "canary", "podinfo"]).await;
+    assert!(
+        described.contains("Succeeded") && described.contains("Advance podinfo.default canary weight 20"),
+        "{described}"
+    );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_canary_with_errors_rolls_back_after_exactly_threshold_failed_checks() {
-    let mut c = start(CANARY).await;
+/// 20% errors: rolled back after exactly `threshold` (2) failed checks.
+async fn errors_roll_back_at_the_threshold(c: &Cluster) {
     let primary_before = c.json(&["get", "deployment", "podinfo-primary"]).await;
-    new_version(&c, r#""sim.miniplane.dev/error-rate":"0.2""#).await;
-    let failed = wait_phase(&c, "Failed").await;
+    let before = revision(c).await;
+    new_version(c, r#""sim.miniplane.dev/error-rate":"0.2""#).await;
+    let failed = wait_new(c, &before, "Failed").await;
     assert_eq!(failed["status"]["failedChecks"], 2, "threshold 2");
     assert_eq!(failed["status"]["canaryWeight"], 0);
     let primary_after = c.json(&["get", "deployment", "podinfo-primary"]).await;
@@ -266,14 +291,10 @@ async fn a_canary_with_errors_rolls_back_after_exactly_threshold_failed_checks()
         primary_after["spec"]["template"], primary_before["spec"]["template"],
         "the primary's template never changed"
     );
-    assert_eq!(replicas(&c, "podinfo").await, 0);
+    assert_eq!(replicas(c, "podinfo").await, 0);
     let route = c.json(&["get", "httproute", "podinfo"]).await;
-    let weights: Vec<i64> = route["spec"]["rules"][0]["backendRefs"]
-        .as_array()
-        .map(|b| b.iter().map(|r| r["weight"].as_i64().unwrap_or(-1)).collect())
-        .unwrap_or_default();
-    assert_eq!(weights, [100, 0]);
-    let ev = events(&c).await;
+    assert_eq!(weights_of(&route), Some((100, 0)));
+    let ev = events(c).await;
     let halts: Vec<&String> = ev
         .iter()
         .filter(|e| e.starts_with("Halt podinfo.default advancement request-success-rate "))
@@ -298,44 +319,48 @@ async fn a_canary_with_errors_rolls_back_after_exactly_threshold_failed_checks()
             .any(|e| e == "Canary failed! Scaling down podinfo.default"),
         "{ev:#?}"
     );
-    c.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_latency_regression_rolls_back() {
-    let mut c = start(CANARY).await;
+/// A p99 of 900 ms against a 500 ms maximum: rolled back.
+async fn latency_rolls_back(c: &Cluster) {
+    let primary_before = image(c, "podinfo-primary").await;
+    let before = revision(c).await;
     new_version(
-        &c,
-        r#""sim.miniplane.dev/latency-ms":"700","sim.miniplane.dev/latency-p99-ms":"900""#,
+        c,
+        r#""sim.miniplane.dev/error-rate":"0","sim.miniplane.dev/latency-ms":"700","sim.miniplane.dev/latency-p99-ms":"900""#,
     )
     .await;
-    let failed = wait_phase(&c, "Failed").await;
+    let failed = wait_new(c, &before, "Failed").await;
     assert_eq!(failed["status"]["failedChecks"], 2);
-    let ev = events(&c).await;
+    let ev = events(c).await;
     assert!(
         ev.iter().any(
             |e| e.starts_with("Halt podinfo.default advancement request-duration ") && e.ends_with("> 500")
         ),
         "{ev:#?}"
     );
-    assert!(image(&c, "podinfo-primary").await.ends_with(":6.0.0"));
-    c.stop().await;
+    assert_eq!(image(c, "podinfo-primary").await, primary_before);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_relative_check_rolls_back_what_an_absolute_check_alone_passes() {
-    // 5% errors: 95% passes an absolute minimum of 90, but is more than one
-    // point below the primary's 100%.
+/// 5% errors: 95% passes an absolute minimum of 90, but is more than one
+/// point below the primary's 100%: the relative check rolls it back.
+async fn a_relative_check_rolls_back(c: &Cluster) {
     let relative = CANARY.replace(
         "      thresholdRange: {min: 99}\n",
         "      thresholdRange: {min: 90}\n      relativeThresholdRange: {min: -1}\n",
     );
     assert_ne!(relative, CANARY);
-    let mut c = start(&relative).await;
-    new_version(&c, r#""sim.miniplane.dev/error-rate":"0.05""#).await;
-    let failed = wait_phase(&c, "Failed").await;
+    let f = c.file("relative.yaml", &relative);
+    c.ok(&["apply", "-f", f.to_str().expect("utf-8 path")]).await;
+    let before = revision(c).await;
+    new_version(
+        c,
+        r#""sim.miniplane.dev/error-rate":"0.05","sim.miniplane.dev/latency-ms":"20","sim.miniplane.dev/latency-p99-ms":"60""#,
+    )
+    .await;
+    let failed = wait_new(c, &before, "Failed").await;
     assert_eq!(failed["status"]["failedChecks"], 2);
-    let ev = events(&c).await;
+    let ev = events(c).await;
     assert!(
         ev.iter()
             .any(|e| e.starts_with("Halt podinfo.default advancement request-success-rate canary − primary ")),
@@ -346,11 +371,21 @@ async fn a_relative_check_rolls_back_what_an_absolute_check_alone_passes() {
             .any(|e| e.contains("request-success-rate") && e.ends_with("< 90")),
         "the absolute check passed: {ev:#?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canaries_promote_a_good_version_and_roll_back_bad_ones() {
+    let mut c = start(CANARY).await;
+    good_canary_is_promoted(&c).await;
+    errors_roll_back_at_the_threshold(&c).await;
+    latency_rolls_back(&c).await;
+    a_relative_check_rolls_back(&c).await;
     c.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failing_pre_rollout_hook_keeps_the_rollout_from_starting() {
+async fn hooks_gate_the_rollout() {
+    // A failing pre-rollout hook Job: no traffic moves, two failed checks, Failed.
     let failing = HOOKS.replace(
         r#"sim.miniplane.dev/exit-code: "0""#,
         r#"sim.miniplane.dev/exit-code: "1""#,
@@ -358,8 +393,9 @@ async fn a_failing_pre_rollout_hook_keeps_the_rollout_from_starting() {
     assert_ne!(failing, HOOKS);
     let mut c = start(&failing).await;
     let watch = RouteWatch::start(&c).await;
+    let before = revision(&c).await;
     new_version(&c, r#""version":"2""#).await;
-    let failed = wait_phase(&c, "Failed").await;
+    let failed = wait_new(&c, &before, "Failed").await;
     let weights = watch.stop();
     assert!(
         weights.iter().all(|w| *w == 0),
@@ -374,16 +410,16 @@ async fn a_failing_pre_rollout_hook_keeps_the_rollout_from_starting() {
     );
     let jobs = c.ok(&["get", "jobs"]).await;
     assert!(jobs.contains("podinfo-smoke-"), "{jobs}");
-    c.stop().await;
-}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn confirm_promotion_waits_for_the_promote_annotation() {
-    let mut c = start(HOOKS).await;
-    new_version(&c, r#""version":"2""#).await;
-    let waiting = wait_phase(&c, "WaitingPromotion").await;
+    // The hook fixed: the next revision runs to its last step, then waits
+    // for the promote annotation.
+    let f = c.file("hooks.yaml", HOOKS);
+    c.ok(&["apply", "-f", f.to_str().expect("utf-8 path")]).await;
+    let before = revision(&c).await;
+    new_version(&c, r#""version":"3""#).await;
+    let waiting = wait_new(&c, &before, "WaitingPromotion").await;
     assert_eq!(waiting["status"]["canaryWeight"], 20);
-    // Two more intervals (30 s simulated, 1 s real): still waiting.
+    // Two more intervals (30 s simulated, under 1 s real): still waiting.
     c.sleep_real(Duration::from_secs(1)).await;
     let still = c.json(&["get", "canary", "podinfo"]).await;
     assert_eq!(still["status"]["phase"], "WaitingPromotion");
@@ -401,7 +437,7 @@ async fn confirm_promotion_waits_for_the_promote_annotation() {
         "rollouts.miniplane.dev/promote=true",
     ])
     .await;
-    let done = wait_phase(&c, "Succeeded").await;
+    let done = wait_new(&c, &before, "Succeeded").await;
     assert!(
         done["metadata"]["annotations"]
             .get("rollouts.miniplane.dev/promote")
@@ -411,7 +447,7 @@ async fn confirm_promotion_waits_for_the_promote_annotation() {
     let primary = c.json(&["get", "deployment", "podinfo-primary"]).await;
     assert_eq!(
         primary["spec"]["template"]["metadata"]["annotations"]["version"],
-        "2"
+        "3"
     );
     let ev = events(&c).await;
     assert!(
@@ -425,8 +461,9 @@ async fn confirm_promotion_waits_for_the_promote_annotation() {
 async fn blue_green_sends_no_traffic_during_its_iterations_then_all_at_once() {
     let mut c = start(BLUE_GREEN).await;
     let watch = RouteWatch::start(&c).await;
+    let before = revision(&c).await;
     new_version(&c, r#""version":"2""#).await;
-    let done = wait_phase(&c, "Succeeded").await;
+    let done = wait_new(&c, &before, "Succeeded").await;
     let weights = watch.stop();
     assert_eq!(
         weights,
