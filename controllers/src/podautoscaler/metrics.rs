@@ -107,21 +107,21 @@ pub fn get_resource_utilization_ratio(
         let Some(request) = requests.get(pod) else {
             continue;
         };
-        metrics_total += metric.value;
-        requests_total += request;
+        metrics_total = metrics_total.saturating_add(metric.value);
+        requests_total = requests_total.saturating_add(*request);
         entries += 1;
     }
     if requests_total == 0 {
         return Err("no metrics returned matched known pods".to_string());
     }
-    let utilization = i32::try_from(metrics_total * 100 / requests_total).unwrap_or(i32::MAX);
+    let utilization = i32::try_from(metrics_total.saturating_mul(100) / requests_total).unwrap_or(i32::MAX);
     let ratio = f64::from(utilization) / f64::from(target_utilization);
     Ok((ratio, utilization, metrics_total / entries))
 }
 
 /// Upstream `GetMetricUsageRatio`: the average value against the target, and the average.
 pub fn get_metric_usage_ratio(metrics: &PodMetricsInfo, target_usage: i64) -> (f64, i64) {
-    let total: i64 = metrics.values().map(|m| m.value).sum();
+    let total = metrics.values().fold(0i64, |t, m| t.saturating_add(m.value));
     let count = i64::try_from(metrics.len()).unwrap_or(i64::MAX).max(1);
     let usage = total / count;
     (usage as f64 / target_usage as f64, usage)

@@ -554,9 +554,17 @@ pub fn store_scale_event(
         return;
     };
     let (events, rules, change) = if new_replicas > prev_replicas {
-        (&mut history.scale_up_events, up, new_replicas - prev_replicas)
+        (
+            &mut history.scale_up_events,
+            up,
+            new_replicas.saturating_sub(prev_replicas),
+        )
     } else {
-        (&mut history.scale_down_events, down, prev_replicas - new_replicas)
+        (
+            &mut history.scale_down_events,
+            down,
+            prev_replicas.saturating_sub(new_replicas),
+        )
     };
     mark_scale_events_outdated(events, get_longest_policy_period(rules), now);
     let event = TimestampedScaleEvent {

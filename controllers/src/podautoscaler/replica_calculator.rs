@@ -440,7 +440,7 @@ impl ReplicaCalculator {
         let (values, timestamp) = metrics_client
             .get_external_metric(metric_name, namespace, metric_selector)
             .map_err(|e| format!("unable to get external metric {namespace}/{metric_name}: {e}"))?;
-        let utilization: i64 = values.iter().sum();
+        let utilization = values.iter().fold(0i64, |t, v| t.saturating_add(*v));
         let usage_ratio = utilization as f64 / target_value as f64;
         let replicas = self.get_usage_ratio_replica_count(pods, current_replicas, usage_ratio)?;
         Ok(MetricReplicas {
@@ -464,7 +464,7 @@ impl ReplicaCalculator {
         let (values, timestamp) = metrics_client
             .get_external_metric(metric_name, namespace, metric_selector)
             .map_err(|e| format!("unable to get external metric {namespace}/{metric_name}: {e}"))?;
-        let total: i64 = values.iter().sum();
+        let total = values.iter().fold(0i64, |t, v| t.saturating_add(*v));
         let (replicas, utilization) = self.per_pod_replicas(status_replicas, total, target_average);
         Ok(MetricReplicas {
             replicas,

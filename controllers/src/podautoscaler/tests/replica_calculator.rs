@@ -302,7 +302,13 @@ fn metric(ago: i64, window: i64) -> PodMetric {
 #[test]
 fn upstream_group_pods_cases() {
     type Expect<'a> = (i64, &'a [&'a str], &'a [&'a str]);
-    type Case<'a> = (&'a str, Vec<Arc<Pod>>, Vec<(&'a str, PodMetric)>, &'a str, Expect<'a>);
+    type Case<'a> = (
+        &'a str,
+        Vec<Arc<Pod>>,
+        Vec<(&'a str, PodMetric)>,
+        &'a str,
+        Expect<'a>,
+    );
     let cases: Vec<Case<'_>> = vec![
         ("void", vec![], vec![], "cpu", (0, &[], &[])),
         (
