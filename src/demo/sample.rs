@@ -95,6 +95,8 @@ pub struct Observer {
     seen: BTreeSet<(String, i32)>,
     /// Every Event taken, oldest first.
     pub events: Vec<EventRow>,
+    /// The driver's message shown last.
+    last_why: Option<String>,
 }
 
 impl Observer {
@@ -110,6 +112,7 @@ impl Observer {
             versions_of: BTreeMap::new(),
             seen: BTreeSet::new(),
             events: Vec::new(),
+            last_why: None,
         }
     }
 
@@ -369,7 +372,18 @@ impl Observer {
             .filter(|(_, driver, _)| *driver)
             .map(|(_, _, row)| (row.t, row.message.clone()))
             .collect();
+        // An Event seen again (its count went up) repeats the message just shown: once is enough.
+        mine.dedup_by(|a, b| a.1 == b.1);
+        if mine
+            .first()
+            .is_some_and(|(_, m)| Some(m) == self.last_why.as_ref())
+        {
+            mine.remove(0);
+        }
         let why = mine.pop().map(|(_, message)| message);
+        if why.is_some() {
+            self.last_why.clone_from(&why);
+        }
         self.events.extend(fresh.into_iter().map(|(_, _, row)| row));
         (why, mine)
     }
