@@ -20,7 +20,8 @@
 //! * A **Service** annotated `sim.miniplane.dev/requests-per-second`
 //!   receives that rate straight to its ready endpoints (label `route=""`),
 //!   on top of any route's traffic: load for an HPA, or analysis traffic
-//!   for a preview Service.
+//!   for a preview Service. Like a load generator waiting for its target,
+//!   it sends nothing while the Service has no ready endpoint.
 //!
 //! Requests per tick are the rate × the simulated time since the last tick;
 //! the fraction left over is carried to the next tick, so the long-run rate

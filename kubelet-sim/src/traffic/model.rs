@@ -518,6 +518,12 @@ impl<'a> Builder<'a> {
         }
         let Some(rps) = rps else { return };
         let backend = self.backend(ns, name, true);
+        // A load generator pointed at a Service waits for its target: no
+        // ready endpoint, no requests (a canary scaled to 0 between
+        // rollouts must not count 503s against its next analysis).
+        if self.topology.backends[backend].endpoints.is_empty() {
+            return;
+        }
         let key = format!("service/{ns}/{name}");
         self.push_stream(Stream {
             carry: self.carry(&key),

@@ -393,6 +393,20 @@ fn a_service_rate_goes_straight_to_its_endpoints() {
 }
 
 #[test]
+fn a_service_rate_waits_for_a_ready_endpoint() {
+    let mut w = World::new(&[], 0, &[]);
+    w.service("preview", 2, &[], false);
+    w.services[0] = parse(json!({
+        "metadata": {"namespace": NS, "name": "preview",
+                     "annotations": {"sim.miniplane.dev/requests-per-second": "20"}},
+        "spec": {},
+    }));
+    let (t, tally) = w.run(13, 10);
+    assert_eq!(service_total(&t, &tally, "preview"), 0);
+    assert!(t.streams.is_empty());
+}
+
+#[test]
 fn which_routes_are_live() {
     let route = |parents: Value, status: Value| -> Arc<HTTPRoute> {
         parse(json!({
