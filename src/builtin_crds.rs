@@ -10,6 +10,7 @@
 //! waited for until Established, so the components that read them start on
 //! a served API.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use apiserver::api::WriteOptions;
@@ -43,6 +44,17 @@ const FIELD_MANAGER: &str = "miniplane";
 /// How long to wait for each CRD to be Established (real time).
 const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The manifests, parsed once per process (a harness starts many clusters).
+fn parsed() -> &'static [Value] {
+    static PARSED: LazyLock<Vec<Value>> = LazyLock::new(|| {
+        CRDS.iter()
+            // The manifests are ours and parsed by a test: a failure here is a build defect.
+            .map(|(_, yaml)| serde_saphyr::from_str(yaml).expect("a built-in CRD manifest parses"))
+            .collect()
+    });
+    &PARSED
+}
+
 /// Creates every built-in CRD that is absent, then waits until each is Established.
 pub async fn install(api: &Api) -> Result<(), ApiError> {
     let resource = api.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")?;
@@ -50,13 +62,11 @@ pub async fn install(api: &Api) -> Result<(), ApiError> {
         field_manager: Some(FIELD_MANAGER.into()),
         ..Default::default()
     };
-    for (name, yaml) in CRDS {
+    for ((name, _), body) in CRDS.iter().zip(parsed()) {
         if api.get(&resource, None, name).is_ok() {
             continue;
         }
-        // The manifests are ours and parsed by a test: a failure here is a build defect.
-        let body: Value = serde_saphyr::from_str(yaml).expect("a built-in CRD manifest parses");
-        match api.create(&resource, None, body, &opts).await {
+        match api.create(&resource, None, body.clone(), &opts).await {
             Ok(_) => {}
             Err(e) if e.reason == Reason::AlreadyExists => {}
             Err(e) => return Err(e),

@@ -27,13 +27,28 @@ pub mod validate;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use serde_json::Value;
 
 use crate::error::FieldError;
 use node::Node;
 use path::Path;
+
+/// How many compiled schemas [`Structural::compile`] keeps (then it starts over).
+const COMPILED_MAX: usize = 64;
+
+/// Schemas that passed their checks, compiled, by their JSON text. A CRD is
+/// validated on every write (each status update too), its registry rows
+/// compile it again, and its versions often share one schema: with the
+/// Gateway API's CEL rules that was most of a second at every start. The
+/// cache is process-wide; a compiled tree is immutable, so sharing it is safe.
+static COMPILED: LazyLock<Mutex<HashMap<String, Arc<Node>>>> = LazyLock::new(Mutex::default);
+
+fn compiled() -> MutexGuard<'static, HashMap<String, Arc<Node>>> {
+    COMPILED.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// A compiled `openAPIV3Schema`.
 #[derive(Debug)]
@@ -47,14 +62,28 @@ pub struct Structural {
 impl Structural {
     /// Compiles a schema; the errors are the CRD's own validation errors
     /// (paths under `field`, e.g. `spec.versions[0].schema.openAPIV3Schema`).
+    /// A schema that compiled before (the same text) is not compiled again.
     pub fn compile(raw: &Value, field: &str) -> Result<Structural, Vec<FieldError>> {
+        let text = raw.to_string();
+        if let Some(root) = compiled().get(&text) {
+            return Ok(Structural {
+                raw: raw.clone(),
+                root: root.clone(),
+            });
+        }
         let errs = check::check(raw, field);
         if !errs.is_empty() {
             return Err(errs);
         }
+        let root = Arc::new(Node::build(raw));
+        let mut cache = compiled();
+        if cache.len() >= COMPILED_MAX {
+            cache.clear();
+        }
+        cache.insert(text, root.clone());
         Ok(Structural {
             raw: raw.clone(),
-            root: Arc::new(Node::build(raw)),
+            root,
         })
     }
 
