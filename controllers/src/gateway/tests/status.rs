@@ -319,6 +319,16 @@ fn route_conditions(
     summary(&parents[0].conditions)
 }
 
+/// A route status case: name, route, its Gateway, the namespace's labels,
+/// the expected (type, status, reason) of Accepted and ResolvedRefs.
+type RouteCase<'a> = (
+    &'static str,
+    HTTPRoute,
+    &'a Gateway,
+    Option<&'a BTreeMap<String, String>>,
+    [(&'static str, &'static str, &'static str); 2],
+);
+
 #[test]
 fn route_parent_conditions() {
     let http = gateway("gw", http_listener());
@@ -352,13 +362,7 @@ fn route_parent_conditions() {
     };
     let ok = ("Accepted", "True", "Accepted");
     let resolved = ("ResolvedRefs", "True", "ResolvedRefs");
-    let cases: Vec<(
-        &str,
-        HTTPRoute,
-        &Gateway,
-        Option<&BTreeMap<String, String>>,
-        [(&str, &str, &str); 2],
-    )> = vec![
+    let cases: Vec<RouteCase<'_>> = vec![
         (
             "attached, backends resolved",
             route("r", &["svc"]),
