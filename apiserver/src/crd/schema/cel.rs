@@ -37,7 +37,7 @@
 //! views of `date-time` / `duration` strings (they are plain strings here).
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use cel::{Context, Env, Program};
 use serde_json::{Value, json};
@@ -58,6 +58,31 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     Arc::new(env)
 });
 
+/// How many compiled programs [`compile`] keeps (then it starts over).
+const PROGRAMS_MAX: usize = 4096;
+
+/// Programs compiled before, by their source: a CRD's schema is checked
+/// (every rule compiled to report its errors) and then built (every rule
+/// compiled to run), and its versions often repeat the same rules.
+/// Process-wide; a program is immutable, so sharing it is safe.
+static PROGRAMS: LazyLock<Mutex<HashMap<String, Arc<Program>>>> = LazyLock::new(Mutex::default);
+
+/// Compiles `src` in [`ENV`], or returns the program compiled from the same source before.
+fn compile(src: &str) -> Result<Arc<Program>, String> {
+    let cached = |programs: &HashMap<String, Arc<Program>>| programs.get(src).cloned();
+    let lock = || PROGRAMS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(program) = cached(&lock()) {
+        return Ok(program);
+    }
+    let program = Arc::new(ENV.compile(src).map_err(|e| e.to_string())?);
+    let mut programs = lock();
+    if programs.len() >= PROGRAMS_MAX {
+        programs.clear();
+    }
+    programs.insert(src.to_string(), program.clone());
+    Ok(program)
+}
+
 /// One compiled `x-kubernetes-validations` entry.
 #[derive(Debug)]
 pub struct Rule {
@@ -66,12 +91,12 @@ pub struct Rule {
     /// `message`.
     pub message: String,
     /// `messageExpression`, compiled.
-    message_expression: Option<Program>,
+    message_expression: Option<Arc<Program>>,
     /// `fieldPath`, without its leading `.`.
     pub field_path: String,
     /// `reason`.
     pub reason: Option<String>,
-    program: Program,
+    program: Arc<Program>,
     /// Whether the rule names `oldSelf` (a transition rule).
     pub uses_old_self: bool,
 }
@@ -116,11 +141,9 @@ impl Rule {
                 .to_string()
         };
         let rule = text("rule");
-        let program = ENV
-            .compile(&rule)
-            .map_err(|e| ("rule", format!("compilation failed: {e}")))?;
+        let program = compile(&rule).map_err(|e| ("rule", format!("compilation failed: {e}")))?;
         let message_expression = match entry.get("messageExpression").and_then(Value::as_str) {
-            Some(src) if !src.is_empty() => Some(ENV.compile(src).map_err(|e| {
+            Some(src) if !src.is_empty() => Some(compile(src).map_err(|e| {
                 (
                     "messageExpression",
                     format!("messageExpression compilation failed: {e}"),
