@@ -473,7 +473,21 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_autoscale_makes_an_hpa_that_prints_as_upstream() {
-    let mut c = Cluster::start().await;
+    // The API alone: with the HPA controller running, the HPA's status (and
+    // the Deployment's replicas: 1 < minReplicas 2) would change under the
+    // checks. tests/tests/hpa.rs runs the controller.
+    let controllers = "*,-horizontal-pod-autoscaler-controller"
+        .parse()
+        .expect("known names");
+    let sim = miniplane::cluster::SimConfig {
+        controllers,
+        ..Default::default()
+    };
+    let mut c = Cluster::start_with(e2e::Config {
+        sim: Some(sim),
+        ..e2e::Config::ephemeral()
+    })
+    .await;
     c.ok(&["create", "deployment", "web", "--image=nginx"]).await;
     c.ok(&[
         "autoscale",
