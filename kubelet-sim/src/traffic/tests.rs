@@ -392,6 +392,12 @@ fn a_service_rate_goes_straight_to_its_endpoints() {
     );
 }
 
+/// Regression: a blue/green Canary's `-canary` Service carries a request
+/// rate (analysis traffic) also while the canary is scaled to 0. Sent to no
+/// endpoint, those requests were counted as the gateway's 503s, and the
+/// first analysis check of the next rollout failed on them
+/// (request-success-rate ~75 < 99). A Service's own rate now waits for a
+/// ready endpoint, as a load generator waits for its target.
 #[test]
 fn a_service_rate_waits_for_a_ready_endpoint() {
     let mut w = World::new(&[], 0, &[]);
