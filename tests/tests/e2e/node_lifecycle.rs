@@ -31,7 +31,7 @@ use store::Clock;
 
 /// Simulated seconds per real second.
 const SCALE: f64 = 40.0;
-const EXAMPLE: &str = include_str!("../../examples/workloads/node-failure.yaml");
+const EXAMPLE: &str = include_str!("../../../examples/workloads/node-failure.yaml");
 const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 /// Default tolerationSeconds of the not-ready / unreachable tolerations.
 const TOLERATION: SignedDuration = SignedDuration::from_secs(300);

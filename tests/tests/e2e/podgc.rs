@@ -28,7 +28,7 @@ use store::Clock;
 
 /// Simulated seconds per real second.
 const SCALE: f64 = 40.0;
-const EXAMPLE: &str = include_str!("../../examples/workloads/replicaset-node-deleted.yaml");
+const EXAMPLE: &str = include_str!("../../../examples/workloads/replicaset-node-deleted.yaml");
 const VICTIM_NODE: &str = "miniplane-worker-3";
 
 async fn cluster() -> Cluster {

@@ -23,7 +23,7 @@ use store::Clock;
 /// Simulated seconds per real second.
 const SCALE: f64 = 60.0;
 const NS: &str = "traffic";
-const EXAMPLE: &str = include_str!("../../examples/workloads/httproute-traffic.yaml");
+const EXAMPLE: &str = include_str!("../../../examples/workloads/httproute-traffic.yaml");
 /// Real-time bound of every poll.
 const WAIT: Duration = Duration::from_secs(30);
 

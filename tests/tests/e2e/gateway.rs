@@ -22,7 +22,7 @@ use serde_json::Value;
 use store::Clock;
 
 /// The example manifests: a Gateway, an HTTPRoute, two Services.
-const EXAMPLE: &str = include_str!("../../examples/gateway/gateway-http.yaml");
+const EXAMPLE: &str = include_str!("../../../examples/gateway/gateway-http.yaml");
 const CONTROLLER: &str = "sim.miniplane.dev/gateway-controller";
 
 async fn cluster() -> Cluster {

@@ -41,9 +41,9 @@ const WAIT: Duration = Duration::from_secs(25);
 /// `--timeout` of every `kubectl wait` (real time).
 const WAIT_TIMEOUT: &str = "--timeout=25s";
 
-const PARALLEL: &str = include_str!("../../examples/workloads/job-parallel.yaml");
-const INDEXED: &str = include_str!("../../examples/workloads/job-indexed.yaml");
-const POD_FAILURE_POLICY: &str = include_str!("../../examples/workloads/job-pod-failure-policy.yaml");
+const PARALLEL: &str = include_str!("../../../examples/workloads/job-parallel.yaml");
+const INDEXED: &str = include_str!("../../../examples/workloads/job-indexed.yaml");
+const POD_FAILURE_POLICY: &str = include_str!("../../../examples/workloads/job-pod-failure-policy.yaml");
 const INDEX: &str = "batch.kubernetes.io/job-completion-index";
 
 // ---------------------------------------------------------------------------

@@ -36,8 +36,8 @@ const WAIT: Duration = Duration::from_secs(30);
 /// The annotation with a Job's scheduled time.
 const SCHEDULED: &str = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 
-const FORBID: &str = include_str!("../../examples/workloads/cronjob-forbid.yaml");
-const TIMEZONE: &str = include_str!("../../examples/workloads/cronjob-timezone.yaml");
+const FORBID: &str = include_str!("../../../examples/workloads/cronjob-forbid.yaml");
+const TIMEZONE: &str = include_str!("../../../examples/workloads/cronjob-timezone.yaml");
 
 // ---------------------------------------------------------------------------
 // Cluster and helpers.

@@ -36,8 +36,8 @@ const WAIT: Duration = Duration::from_secs(20);
 const ROLLOUT_TIMEOUT: &str = "--timeout=30s";
 const HASH: &str = "controller-revision-hash";
 
-const SURGE_EXAMPLE: &str = include_str!("../../examples/workloads/daemonset-surge-update.yaml");
-const SELECTOR_EXAMPLE: &str = include_str!("../../examples/workloads/daemonset-node-selector.yaml");
+const SURGE_EXAMPLE: &str = include_str!("../../../examples/workloads/daemonset-surge-update.yaml");
+const SELECTOR_EXAMPLE: &str = include_str!("../../../examples/workloads/daemonset-node-selector.yaml");
 
 async fn cluster(controllers: ControllerSelection) -> Cluster {
     Cluster::start_with(Config {

@@ -19,7 +19,7 @@ use serde_json::Value;
 const WAIT: Duration = Duration::from_secs(30);
 
 /// The local-path-provisioner install manifest, as published (tests/testdata/manifests).
-const LOCAL_PATH_STORAGE: &str = include_str!("../testdata/manifests/local-path-storage.yaml");
+const LOCAL_PATH_STORAGE: &str = include_str!("../../testdata/manifests/local-path-storage.yaml");
 
 /// Writes `yaml` to a file and runs `kubectl <args> -f` on it.
 async fn with_file(c: &Cluster, args: &[&str], yaml: &str) -> e2e::Run {

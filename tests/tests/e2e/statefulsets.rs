@@ -36,9 +36,9 @@ const WAIT: Duration = Duration::from_secs(25);
 /// `--timeout` of every `kubectl rollout status` (real time).
 const ROLLOUT_TIMEOUT: &str = "--timeout=30s";
 
-const ORDERED: &str = include_str!("../../examples/workloads/statefulset-ordered.yaml");
-const PARALLEL: &str = include_str!("../../examples/workloads/statefulset-parallel.yaml");
-const PARTITIONED: &str = include_str!("../../examples/workloads/statefulset-partitioned-rollout.yaml");
+const ORDERED: &str = include_str!("../../../examples/workloads/statefulset-ordered.yaml");
+const PARALLEL: &str = include_str!("../../../examples/workloads/statefulset-parallel.yaml");
+const PARTITIONED: &str = include_str!("../../../examples/workloads/statefulset-partitioned-rollout.yaml");
 
 fn config() -> Config {
     Config {

@@ -36,10 +36,10 @@ use store::Clock;
 /// Simulated seconds per real second.
 const SCALE: f64 = 40.0;
 
-const PODINFO: &str = include_str!("../../examples/canary/podinfo.yaml");
-const CANARY: &str = include_str!("../../examples/canary/canary.yaml");
-const BLUE_GREEN: &str = include_str!("../../examples/canary/blue-green.yaml");
-const HOOKS: &str = include_str!("../../examples/canary/hooks.yaml");
+const PODINFO: &str = include_str!("../../../examples/canary/podinfo.yaml");
+const CANARY: &str = include_str!("../../../examples/canary/canary.yaml");
+const BLUE_GREEN: &str = include_str!("../../../examples/canary/blue-green.yaml");
+const HOOKS: &str = include_str!("../../../examples/canary/hooks.yaml");
 
 /// A fresh miniplane with 3 nodes on accelerated time.
 async fn cluster() -> Cluster {

@@ -23,7 +23,7 @@ use store::Clock;
 /// Simulated seconds per real second.
 const SCALE: f64 = 30.0;
 
-const MANIFEST: &str = include_str!("../../examples/workloads/hpa-cpu.yaml");
+const MANIFEST: &str = include_str!("../../../examples/workloads/hpa-cpu.yaml");
 const RPS: &str = "sim.miniplane.dev/requests-per-second";
 
 async fn cluster() -> Cluster {

@@ -11,7 +11,7 @@ use e2e::Cluster;
 use serde_json::Value;
 
 /// The ingress-nginx manifest for kind, as published (tests/testdata/manifests).
-const INGRESS_NGINX: &str = include_str!("../testdata/manifests/ingress-nginx-kind.yaml");
+const INGRESS_NGINX: &str = include_str!("../../testdata/manifests/ingress-nginx-kind.yaml");
 
 /// Writes `yaml` to a file and runs `kubectl <args> -f <file>`.
 async fn with_file(c: &Cluster, args: &[&str], yaml: &str) -> e2e::Run {
@@ -475,7 +475,7 @@ spec:
 async fn kubectl_autoscale_makes_an_hpa_that_prints_as_upstream() {
     // The API alone: with the HPA controller running, the HPA's status (and
     // the Deployment's replicas: 1 < minReplicas 2) would change under the
-    // checks. tests/tests/hpa.rs runs the controller.
+    // checks. tests/tests/e2e/hpa.rs runs the controller.
     let controllers = "*,-horizontal-pod-autoscaler-controller"
         .parse()
         .expect("known names");

@@ -14,7 +14,7 @@ use serde_json::Value;
 const WAIT: Duration = Duration::from_secs(20);
 
 /// The ingress-nginx install manifest for kind, as published.
-const INGRESS_NGINX: &str = include_str!("../testdata/manifests/ingress-nginx-kind.yaml");
+const INGRESS_NGINX: &str = include_str!("../../testdata/manifests/ingress-nginx-kind.yaml");
 
 async fn rbac_cluster() -> Cluster {
     Cluster::start_with(Config {
