@@ -60,6 +60,8 @@ pub struct SimConfig {
     /// the Canary and HPA controllers query them, `/metrics` and
     /// `/api/v1/query` serve them.
     pub metrics: sim_metrics::Tsdb,
+    /// Mechanisms switched off on purpose (`--disable`, `--informer-lag`).
+    pub lessons: controllers::runtime::lessons::Lessons,
 }
 
 impl Default for SimConfig {
@@ -74,6 +76,7 @@ impl Default for SimConfig {
             scheduler: true,
             terminated_pod_gc_threshold: controllers::podgc::sync::DEFAULT_TERMINATED_POD_THRESHOLD,
             metrics: sim_metrics::Tsdb::new(),
+            lessons: Default::default(),
         }
     }
 }

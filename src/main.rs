@@ -4,8 +4,10 @@
 //! running miniplane; `miniplane demo` ([`demo`]) runs a rollout scenario on a cluster of its own.
 
 mod demo;
+mod explain_cli;
 mod node_cli;
 mod rollout_cli;
+mod time_cli;
 
 use std::path::PathBuf;
 
@@ -35,6 +37,12 @@ enum Command {
     /// Run a rollout scenario (rolling-update, recreate, canary, ...) on an
     /// in-memory cluster at accelerated time and show it live.
     Demo(demo::DemoArgs),
+    /// Explain how an object got its current state: the chain of decisions
+    /// and writes back to your own request, newest first.
+    Explain(explain_cli::ExplainArgs),
+    /// The time machine: pause, resume, rescale or step the simulated
+    /// clock of a running miniplane, or hold a sync at a breakpoint.
+    Time(time_cli::TimeArgs),
 }
 
 #[derive(clap::Args)]
@@ -84,6 +92,18 @@ struct UpArgs {
     /// key, sync start, the API writes it made, outcome and duration.
     #[arg(long, value_parser = ["controllers"])]
     trace: Option<String>,
+    /// How many entries the causal journal keeps (`/debug/journal`,
+    /// `miniplane explain`); 0 records nothing.
+    #[arg(long, default_value_t = store::journal::DEFAULT_CAPACITY)]
+    journal_size: usize,
+    /// Switch one mechanism off to see why it exists (a lesson; repeat or
+    /// comma-separate): expectations, pod-deletion-ranking, controller-ref-claim.
+    #[arg(long, value_delimiter = ',', value_parser = ["expectations", "pod-deletion-ranking", "controller-ref-claim"])]
+    disable: Vec<String>,
+    /// Deliver every watch event to the informers this much later, in
+    /// simulated time (a lesson: `500ms`, `2s`).
+    #[arg(long, value_parser = parse_duration)]
+    informer_lag: Option<std::time::Duration>,
     /// Acknowledge writes before they are flushed to disk (faster, and a
     /// crash may lose the last half second of writes).
     #[arg(long)]
@@ -151,6 +171,8 @@ async fn main() -> std::process::ExitCode {
         Command::Node(args) => return client_exit(node_cli::run(args, default_data_dir()).await),
         Command::Rollout(args) => return client_exit(rollout_cli::run(args, default_data_dir()).await),
         Command::Demo(args) => return demo::run(args).await,
+        Command::Explain(args) => return client_exit(explain_cli::run(args, default_data_dir()).await),
+        Command::Time(args) => return client_exit(time_cli::run(args, default_data_dir()).await),
     };
     init_logging(args.trace.is_some());
     // A refusal is one line a person can act on: the error and its causes,
@@ -218,7 +240,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         } else {
             store::Durability::Flush
         },
-        clock: store::Clock::scaled(args.time_scale),
+        clock: store::Clock::scaled(args.time_scale).with_journal(store::Journal::new(args.journal_size)),
         history_max_events: store::Config::default().history_max_events,
         event_ttl: args.event_ttl,
         limits: apiserver::http::Limits {
@@ -230,6 +252,12 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             nodes: args.nodes,
             controllers: args.controllers,
             terminated_pod_gc_threshold: args.terminated_pod_gc_threshold,
+            lessons: controllers::runtime::lessons::Lessons {
+                disable_expectations: args.disable.iter().any(|d| d == "expectations"),
+                disable_pod_deletion_ranking: args.disable.iter().any(|d| d == "pod-deletion-ranking"),
+                disable_controller_ref_claim: args.disable.iter().any(|d| d == "controller-ref-claim"),
+                informer_lag: args.informer_lag,
+            },
             ..Default::default()
         }),
         seed: args.seed.unwrap_or_else(rand::random),

@@ -18,6 +18,11 @@
 
 use std::time::{Duration, SystemTime};
 
+use std::sync::Arc;
+
+use crate::journal::Journal;
+use crate::time::TimeMachine;
+
 /// A cheap-to-clone handle on simulated time.
 #[derive(Clone, Debug)]
 pub struct Clock {
@@ -27,6 +32,11 @@ pub struct Clock {
     start: tokio::time::Instant,
     /// Simulated seconds per real second (1.0 = real time).
     scale: f64,
+    /// What happened on this clock, and why ([`crate::journal`]): the clock
+    /// is the one handle every component of a cluster holds.
+    journal: Journal,
+    /// Pause, scale, step and breakpoints ([`crate::time`]).
+    machine: Arc<TimeMachine>,
 }
 
 impl Clock {
@@ -52,7 +62,25 @@ impl Clock {
             epoch,
             start: tokio::time::Instant::now(),
             scale,
+            journal: Journal::new(crate::journal::DEFAULT_CAPACITY),
+            machine: TimeMachine::new(),
         }
+    }
+
+    /// The same clock recording into `journal` (`--journal-size`).
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    /// The time machine's controls.
+    pub fn time_machine(&self) -> &TimeMachine {
+        &self.machine
+    }
+
+    /// The cluster's causal journal.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
     }
 
     /// The current simulated wall time.

@@ -87,12 +87,15 @@ mod layout;
 pub mod watch;
 
 pub mod clock;
+pub mod journal;
+pub mod time;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use clock::Clock;
+pub use journal::Journal;
 pub use watch::Watch;
 
 use engine::{Engine, Op};

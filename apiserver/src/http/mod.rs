@@ -17,6 +17,7 @@ pub mod auth;
 mod authz;
 mod conn;
 mod discovery;
+mod journal;
 pub mod limits;
 mod metadata;
 mod metrics;
@@ -27,7 +28,9 @@ mod resource;
 mod reviews;
 mod route;
 mod tables;
+mod time;
 pub mod tls;
+mod ui;
 mod watch;
 
 pub use limits::Limits;
@@ -154,6 +157,10 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_v3_index))
         .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
+        // miniplane's own: the causal journal, the time machine, the web view.
+        .merge(journal::routes())
+        .merge(time::routes())
+        .merge(ui::routes())
         .fallback(resources)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(

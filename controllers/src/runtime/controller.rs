@@ -140,6 +140,12 @@ async fn worker<R: Reconciler>(queue: WorkQueue<R::Key>, reconciler: Arc<R>) {
 /// `processNextWorkItem` + `handleErr`). The caller calls `done(key)`.
 pub async fn process_next_work_item<R: Reconciler>(queue: &WorkQueue<R::Key>, reconciler: &R, key: &R::Key) {
     let name = reconciler.name();
+    // `miniplane time break-on KIND/NAME` holds the sync here until released.
+    queue
+        .clock()
+        .time_machine()
+        .hold_at_breakpoint(name, &trace::show(key))
+        .await;
     let started = queue.clock().now();
     trace::sync_start(name, key);
     let result = reconcile_catching_panics(reconciler, key).await;

@@ -24,6 +24,7 @@
 //! | [`events`] | `tools/record/event.go`, `events_cache.go` | Events with aggregated counts |
 //! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
 //! | [`wrap`] | (`rest.Config.WrapTransport`) | [`WrapClient`]: a client around another, writing only what it adds |
+//! | [`lessons`] | (none) | `--disable expectations` and the other switches that break one mechanism on purpose |
 //! | [`fault`] | (client-go `testing/fixture.go` reactors) | a client whose writes fail now and then, for the reliability suite |
 //!
 //! Start reading at [`controller::run_workers`]: it is the whole loop.
@@ -36,6 +37,7 @@ pub mod fault;
 pub mod feed;
 pub mod http_client;
 pub mod informer;
+pub mod lessons;
 pub mod meta;
 pub mod reflector;
 pub mod trace;

@@ -96,7 +96,7 @@ where
 
     /// An empty queue whose adds appear in the trace under `controller`.
     pub fn named(clock: Clock, controller: &str) -> Self {
-        WorkQueue {
+        let queue = WorkQueue {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
@@ -111,7 +111,17 @@ where
                 clock,
                 name: controller.to_string(),
             }),
+        };
+        if !controller.is_empty() {
+            // `miniplane time step` waits until every controller's queue is empty.
+            let weak = Arc::downgrade(&queue.inner);
+            queue.inner.clock.time_machine().register_queue(Box::new(move || {
+                let inner = weak.upgrade()?;
+                let state = lock(&inner);
+                Some(state.dirty.len() + state.processing.len())
+            }));
         }
+        queue
     }
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
