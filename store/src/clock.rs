@@ -78,6 +78,37 @@ impl Clock {
         &self.machine
     }
 
+    /// Records a plan's decision in the journal, caused by the running sync
+    /// ([`crate::journal::current_cause`]): `function` is the upstream
+    /// function it mirrors, `message` the numbers (built only when the
+    /// journal records):
+    ///
+    /// ```ignore
+    /// clock.decide("deployment", "reconcileOldReplicaSets", Some(ObjectRef::new("Deployment", ns, name)),
+    ///     || format!("maxScaledDown = allPods {all} − minAvailable {min} − newRSUnavailable {u} = {n}"));
+    /// ```
+    pub fn decide(
+        &self,
+        controller: &str,
+        function: &str,
+        object: Option<crate::journal::ObjectRef>,
+        message: impl FnOnce() -> String,
+    ) -> crate::journal::EntryId {
+        if !self.journal.enabled() {
+            return 0;
+        }
+        let record = crate::journal::Record {
+            cause: crate::journal::current_cause(),
+            step: Some(crate::journal::Step::Decision),
+            actor: controller.to_string(),
+            object,
+            function: function.to_string(),
+            message: message(),
+            ..Default::default()
+        };
+        self.journal.record(self.now(), record)
+    }
+
     /// The cluster's causal journal.
     pub fn journal(&self) -> &Journal {
         &self.journal

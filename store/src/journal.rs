@@ -67,6 +67,17 @@ pub struct ObjectRef {
     pub name: String,
 }
 
+impl ObjectRef {
+    /// `kind` `namespace/name` (an empty namespace for cluster-scoped objects).
+    pub fn new(kind: &str, namespace: &str, name: &str) -> Self {
+        ObjectRef {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
 /// One recorded step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
