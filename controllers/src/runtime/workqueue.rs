@@ -21,6 +21,15 @@
 //!   already queued are still handed out, and then `get` returns `None`;
 //!   [`WorkQueue::drained`] waits for the workers to finish them.
 //!
+//! Causes, for the journal ([`store::journal`]): a named queue records
+//! every add as an `Enqueue` entry caused by what the adding task acts for
+//! ([`store::journal::current_cause`]: an informer event in a handler, a
+//! sync in a worker; for [`WorkQueue::add_after`] and
+//! [`WorkQueue::add_rate_limited`], the cause current when the delay was
+//! asked for, recorded when it has passed). The entries of a key's adds
+//! wait beside it (the queue deduplicates the key, not its causes) until a
+//! worker takes it; [`WorkQueue::take_causes`] hands them to the sync.
+//!
 //! Simplified: client-go's default *controller* rate limiter is the maximum
 //! of this per-key backoff and an overall 10 qps / burst 100 token bucket;
 //! the bucket is left out. No metrics.
@@ -32,6 +41,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, SystemTime};
 
 use store::Clock;
+use store::journal::{self, EntryId, MAX_CAUSES, ObjectRef as JournalRef, Record, Step};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -67,8 +77,10 @@ struct Inner<T> {
     /// Cancelled by `shut_down`; ends every pending `add_after` timer task.
     shutdown: CancellationToken,
     clock: Clock,
-    /// Controller name for the trace; "" for no trace.
+    /// Controller name for the trace and the journal; "" for neither.
     name: String,
+    /// The kind of object the keys name ([`key_kind`]), for the journal.
+    kind: &'static str,
 }
 
 struct State<T> {
@@ -82,7 +94,24 @@ struct State<T> {
     waiting: HashMap<T, SystemTime>,
     /// Failures per key, for the backoff; cleared by `forget`.
     failures: HashMap<T, u32>,
+    /// The journal entries of the adds of each dirty key, oldest first (at
+    /// most [`MAX_CAUSES`]); moved to `taken` when a worker gets the key.
+    pending: HashMap<T, Vec<EntryId>>,
+    /// The entries of the keys workers got, until [`WorkQueue::take_causes`]
+    /// (or `done`) removes them.
+    taken: HashMap<T, Vec<EntryId>>,
     shutting_down: bool,
+}
+
+/// How a key came to be added, for its journal entry.
+#[derive(Clone, Copy)]
+enum Via {
+    /// `add`.
+    Now,
+    /// `add_after`, once the delay passed.
+    After(Duration),
+    /// `add_rate_limited`, once the backoff passed.
+    Backoff(Duration),
 }
 
 impl<T> WorkQueue<T>
@@ -104,22 +133,28 @@ where
                     processing: HashSet::new(),
                     waiting: HashMap::new(),
                     failures: HashMap::new(),
+                    pending: HashMap::new(),
+                    taken: HashMap::new(),
                     shutting_down: false,
                 }),
                 changed: Notify::new(),
                 shutdown: CancellationToken::new(),
                 clock,
                 name: controller.to_string(),
+                kind: key_kind(controller),
             }),
         };
         if !controller.is_empty() {
             // `miniplane time step` waits until every controller's queue is empty.
             let weak = Arc::downgrade(&queue.inner);
-            queue.inner.clock.time_machine().register_queue(Box::new(move || {
-                let inner = weak.upgrade()?;
-                let state = lock(&inner);
-                Some(state.dirty.len() + state.processing.len())
-            }));
+            queue.inner.clock.time_machine().register_queue(
+                controller,
+                Box::new(move || {
+                    let inner = weak.upgrade()?;
+                    let state = lock(&inner);
+                    Some(state.dirty.len() + state.processing.len())
+                }),
+            );
         }
         queue
     }
@@ -133,18 +168,25 @@ where
         &self.inner.clock
     }
 
+    /// The queue's name ("" for an unnamed queue).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
     /// Marks `key` as needing a sync (client-go `Add`).
     pub fn add(&self, key: T) {
-        if !self.inner.name.is_empty() {
-            trace::enqueued(&self.inner.name, &key);
-        }
-        add_now(&self.inner, key);
+        add_now(&self.inner, key, journal::current_cause(), Via::Now);
     }
 
     /// Adds `key` once `delay` has passed (client-go `AddAfter`).
     pub fn add_after(&self, key: T, delay: Duration) {
+        self.add_after_via(key, delay, Via::After(delay));
+    }
+
+    fn add_after_via(&self, key: T, delay: Duration, via: Via) {
+        let cause = journal::current_cause();
         if delay.is_zero() {
-            self.add(key);
+            add_now(&self.inner, key, cause, via);
             return;
         }
         let ready_at = self.inner.clock.now() + delay;
@@ -167,7 +209,7 @@ where
         tokio::spawn(async move {
             tokio::select! {
                 _ = cancelled.cancelled() => {}
-                _ = clock.sleep(delay) => promote(&weak, key, ready_at),
+                _ = clock.sleep(delay) => promote(&weak, key, ready_at, cause, via),
             }
         });
     }
@@ -182,7 +224,7 @@ where
             *failures = failures.saturating_add(1);
             delay
         };
-        self.add_after(key, delay);
+        self.add_after_via(key, delay, Via::Backoff(delay));
     }
 
     /// Clears the failure count of `key` (client-go `Forget`): the next
@@ -210,6 +252,9 @@ where
                 if let Some(key) = state.queue.pop_front() {
                     state.dirty.remove(&key);
                     state.processing.insert(key.clone());
+                    if let Some(causes) = state.pending.remove(&key) {
+                        state.taken.insert(key.clone(), causes);
+                    }
                     return Some(key);
                 }
                 if state.shutting_down {
@@ -225,11 +270,27 @@ where
     pub fn done(&self, key: &T) {
         let mut state = self.lock();
         state.processing.remove(key);
+        state.taken.remove(key);
         if state.dirty.contains(key) {
             state.queue.push_back(key.clone());
         }
         drop(state);
         self.inner.changed.notify_waiters();
+    }
+
+    /// The journal entries of the adds a worker's sync of `key` answers
+    /// (the first is its cause, the others its `also`), taken once, between
+    /// [`WorkQueue::get`] and [`WorkQueue::done`]. Empty when the journal is
+    /// off or the queue unnamed.
+    pub fn take_causes(&self, key: &T) -> Vec<EntryId> {
+        self.lock().taken.remove(key).unwrap_or_default()
+    }
+
+    /// The object a key names, for the journal: `namespace/name` or `name`
+    /// of the queue's kind ([`key_kind`]); an enum key `Variant("ns/name")`
+    /// names an object of the variant's kind.
+    pub fn object_of(&self, key: &T) -> Option<JournalRef> {
+        object_of(self.inner.kind, &trace::show(key))
     }
 
     /// Stops accepting keys and cancels pending delays. Keys already queued
@@ -283,25 +344,79 @@ fn lock<T>(inner: &Inner<T>) -> MutexGuard<'_, State<T>> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// client-go `Add`, shared by `add` and the delay timers.
-fn add_now<T: Clone + Eq + Hash>(inner: &Inner<T>, key: T) {
+/// client-go `Add`, shared by `add` and the delay timers; journaled (a
+/// named queue) as an `Enqueue` caused by `cause`.
+fn add_now<T: Clone + Eq + Hash + Debug>(inner: &Inner<T>, key: T, cause: Option<EntryId>, via: Via) {
     let mut state = lock(inner);
-    if state.shutting_down || state.dirty.contains(&key) {
+    if state.shutting_down {
         return;
     }
-    state.dirty.insert(key.clone());
-    if state.processing.contains(&key) {
-        // `done` queues it.
-        return;
+    let outcome = if state.dirty.contains(&key) {
+        "already queued"
+    } else if state.processing.contains(&key) {
+        "queued behind the running sync"
+    } else {
+        "queued"
+    };
+    let id = journal_add(inner, &key, cause, via, outcome);
+    if id != 0 {
+        let causes = state.pending.entry(key.clone()).or_default();
+        if causes.len() < MAX_CAUSES {
+            causes.push(id);
+        }
     }
-    state.queue.push_back(key);
+    let newly_dirty = state.dirty.insert(key.clone());
+    let wakes = newly_dirty && !state.processing.contains(&key);
+    if wakes {
+        state.queue.push_back(key.clone());
+    }
     drop(state);
-    inner.changed.notify_waiters();
+    if !inner.name.is_empty() {
+        trace::enqueued(&inner.name, &key, id, cause);
+    }
+    if wakes {
+        inner.changed.notify_waiters();
+    }
+}
+
+/// Records one add as an `Enqueue` entry (named queues, journal on);
+/// returns its id, or 0.
+fn journal_add<T: Debug>(
+    inner: &Inner<T>,
+    key: &T,
+    cause: Option<EntryId>,
+    via: Via,
+    outcome: &str,
+) -> EntryId {
+    let journal = inner.clock.journal();
+    if inner.name.is_empty() || !journal.enabled() {
+        return 0;
+    }
+    let message = match via {
+        Via::Now => outcome.to_string(),
+        Via::After(d) => format!("{outcome}, after {d:?}"),
+        Via::Backoff(d) => format!("{outcome}, retry after {d:?} of backoff"),
+    };
+    let record = Record {
+        cause,
+        step: Some(Step::Enqueue),
+        actor: inner.name.clone(),
+        object: object_of(inner.kind, &trace::show(key)),
+        message,
+        ..Record::default()
+    };
+    journal.record(inner.clock.now(), record)
 }
 
 /// A delay timer fired: add the key, unless a newer, earlier delay replaced
 /// this one (that timer adds it) or the queue is gone.
-fn promote<T: Clone + Eq + Hash>(weak: &Weak<Inner<T>>, key: T, ready_at: SystemTime) {
+fn promote<T: Clone + Eq + Hash + Debug>(
+    weak: &Weak<Inner<T>>,
+    key: T,
+    ready_at: SystemTime,
+    cause: Option<EntryId>,
+    via: Via,
+) {
     let Some(inner) = weak.upgrade() else { return };
     {
         let mut state = lock(&inner);
@@ -310,7 +425,63 @@ fn promote<T: Clone + Eq + Hash>(weak: &Weak<Inner<T>>, key: T, ready_at: System
         }
         state.waiting.remove(&key);
     }
-    add_now(&inner, key);
+    add_now(&inner, key, cause, via);
+}
+
+/// The kind of object a queue's keys name, by the queue's (controller's)
+/// name; "" when its keys name no one kind (the journal then leaves the
+/// kind empty). Upstream keys are bare strings too; the kind is the
+/// controller's knowledge.
+pub fn key_kind(queue: &str) -> &'static str {
+    match queue {
+        "deployment" => "Deployment",
+        "replicaset" => "ReplicaSet",
+        "statefulset" => "StatefulSet",
+        "daemonset" => "DaemonSet",
+        "job" | "ttl-after-finished" => "Job",
+        "cronjob" => "CronJob",
+        "kubelet" | "default-scheduler" | "taint-eviction" => "Pod",
+        "node-lifecycle" => "Node",
+        "endpoint-controller" | "endpointslice-controller" => "Service",
+        "disruption" => "PodDisruptionBudget",
+        "horizontal-pod-autoscaler" => "HorizontalPodAutoscaler",
+        "canary-controller" => "Canary",
+        "resourcequota" => "ResourceQuota",
+        "serviceaccount-controller" | "root-ca-cert-publisher" => "Namespace",
+        "clusterrole-aggregation" => "ClusterRole",
+        "csrsigning-controller" => "CertificateSigningRequest",
+        _ => "",
+    }
+}
+
+/// The object a shown key names: `ns/name` or `name` of `kind`, or
+/// `Variant("ns/name")` of the variant's kind.
+fn object_of(kind: &str, shown: &str) -> Option<JournalRef> {
+    let (kind, inner) = match shown.split_once("(\"") {
+        Some((variant, rest)) => (variant_kind(variant), rest.strip_suffix("\")")?),
+        None => (kind, shown),
+    };
+    if inner.is_empty() || inner.contains(['"', ' ', '(', ')', ',']) {
+        return None;
+    }
+    match inner.split_once('/') {
+        Some((ns, name)) if !name.contains('/') => Some(JournalRef::new(kind, ns, name)),
+        Some(_) => None,
+        None => Some(JournalRef::new(kind, "", inner)),
+    }
+}
+
+/// The kind an enum key's variant names (the job controller's
+/// `OrphanPod`, the gateway and volume controllers' keys).
+fn variant_kind(variant: &str) -> &str {
+    match variant {
+        "OrphanPod" => "Pod",
+        "Class" => "GatewayClass",
+        "Route" => "HTTPRoute",
+        "Claim" => "PersistentVolumeClaim",
+        "Volume" => "PersistentVolume",
+        other => other,
+    }
 }
 
 /// 5 ms × 2^failures, at most 1000 s.
