@@ -266,13 +266,21 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     let server = miniplane::Server::start(config)
         .await
         .context("starting miniplane")?;
+    // The web view; over HTTPS with the admin's token in the fragment (never
+    // sent to the server: apiserver/src/http/ui.rs).
+    let ui = match server.pki() {
+        Some(pki) => format!("{}/ui/#token={}", server.url(), pki.token),
+        None => format!("{}/ui/", server.url()),
+    };
     if print_kubeconfig {
         // Stdout stays one YAML document: the kubeconfig, after comments.
         println!("# miniplane is serving the Kubernetes API at {}", server.url());
+        println!("# web view: {ui}");
         println!("# in memory: no data dir; this is the kubeconfig");
         print!("{}", server.kubeconfig_yaml());
     } else {
         println!("miniplane is serving the Kubernetes API at {}", server.url());
+        println!("web view: {ui}");
         match &data_dir {
             Some(dir) => println!("data dir: {}", dir.display()),
             None => println!("in memory: no data dir"),

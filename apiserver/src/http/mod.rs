@@ -11,7 +11,8 @@
 //! on plain HTTP, the loopback Host check) → impersonation and
 //! authorization (`authz.rs`) → the in-flight caps
 //! ([`limits`]) → the handler. Connections are served by `conn.rs`, with
-//! the timeouts of [`Limits`].
+//! the timeouts of [`Limits`]. The web view's static files (`ui.rs`) are
+//! the exception: public, they are routed outside those layers.
 
 pub mod auth;
 mod authz;
@@ -157,10 +158,9 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_v3_index))
         .route("/openapi/v3/{*gv}", get(openapi_v3_doc))
-        // miniplane's own: the causal journal, the time machine, the web view.
+        // miniplane's own: the causal journal, the time machine.
         .merge(journal::routes())
         .merge(time::routes())
-        .merge(ui::routes())
         .fallback(resources)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
@@ -170,6 +170,9 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), authz::authorize))
         .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
+        // The web view's page: static and public, so merged after the layers
+        // (which wrap only the routes above); its data requests pass them.
+        .merge(ui::routes())
         .with_state(state)
 }
 
