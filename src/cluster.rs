@@ -60,7 +60,10 @@ pub struct SimConfig {
     /// the Canary and HPA controllers query them, `/metrics` and
     /// `/api/v1/query` serve them.
     pub metrics: sim_metrics::Tsdb,
-    /// Mechanisms switched off on purpose (`--disable`, `--informer-lag`).
+    /// Mechanisms switched off on purpose (`--disable`, `--informer-lag`):
+    /// the ReplicaSet controller gets the switches, every informer (and the
+    /// garbage collector's monitors) the lag. See
+    /// `controllers::runtime::lessons` and `docs/lessons/`.
     pub lessons: controllers::runtime::lessons::Lessons,
 }
 
@@ -379,7 +382,14 @@ impl Context<'_> {
 
     /// An informer only one component reads.
     fn own<K: Object>(&self) -> Informer<K> {
-        Informer::new((self.client)("miniplane-informers"), self.clock.clone(), None)
+        Informer::new(self.lagged("miniplane-informers"), self.clock.clone(), None)
+    }
+
+    /// A component's client whose watches lag by `--informer-lag` (for
+    /// components that list and watch for themselves).
+    fn lagged(&self, component: &str) -> Arc<dyn Client> {
+        let lag = self.sim.lessons.informer_lag;
+        controllers::runtime::lessons::lag_watches((self.client)(component), self.clock, lag)
     }
 }
 
@@ -395,7 +405,17 @@ pub fn start_components(
     shutdown: &CancellationToken,
     client: &dyn Fn(&str) -> Arc<dyn Client>,
 ) -> Vec<JoinHandle<()>> {
-    let informers = Informers::new(&|| client("miniplane-informers"), clock);
+    // `--informer-lag`: every informer lists and watches through a client
+    // whose watch events arrive late (only watches; writes are not delayed).
+    let lag = sim.lessons.informer_lag;
+    let lagged = |c: &str| controllers::runtime::lessons::lag_watches(client(c), clock, lag);
+    let informers = Informers::new(&|| lagged("miniplane-informers"), clock);
+    if sim.lessons.any() {
+        tracing::warn!(
+            "lessons: {} (mechanisms switched off on purpose; see docs/lessons/)",
+            sim.lessons.describe()
+        );
+    }
     let cx = Context {
         clock,
         sim,
@@ -477,12 +497,9 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
         "replicaset-controller" => {
             use controllers::replicaset::controller::ReplicaSetController;
             let (c, events) = cx.named(name);
-            run!(ReplicaSetController::new(
-                c,
-                clock,
-                events,
-                i.replicasets.get(),
-                i.pods.get()
+            let (sets, pods, lessons) = (i.replicasets.get(), i.pods.get(), &cx.sim.lessons);
+            run!(ReplicaSetController::with_lessons(
+                c, clock, events, sets, pods, lessons
             ))
         }
         "deployment-controller" => {
@@ -498,7 +515,7 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
             let resources = deletable_resources(cx.api.registry());
             // Follows the registry: a CRD's resources get monitors once served.
             run!(
-                GarbageCollector::new((cx.client)(FIELD_MANAGER), clock, resources)
+                GarbageCollector::new(cx.lagged(FIELD_MANAGER), clock, resources)
                     .following(cx.api.registry().clone())
             )
         }

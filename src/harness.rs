@@ -278,6 +278,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// Mechanisms switched off on purpose, as `miniplane up --disable ...
+    /// --informer-lag ...` does (see `controllers::runtime::lessons`).
+    pub fn lessons(mut self, lessons: controllers::runtime::lessons::Lessons) -> Self {
+        self.sim.lessons = lessons;
+        self
+    }
+
     /// Simulated nodes; 0 runs no kubelet.
     pub fn nodes(mut self, nodes: usize) -> Self {
         self.sim.nodes = nodes;

@@ -210,3 +210,98 @@ fn a_deleting_deployment_neither_adopts_nor_releases() {
     let relabelled = meta("default", "r", &[("app", "db")], Some("d1"));
     assert_eq!(decide(&d, &relabelled), ClaimDecision::Ignore);
 }
+
+// ----- the lesson: no ControllerRef check (`--disable controller-ref-claim`) -----
+
+#[test]
+fn by_selector_a_controller_takes_every_matching_pod_and_releases_none() {
+    let web = rs("web").build();
+    let pods: Vec<Arc<Pod>> = [
+        pod("kept").controlled_by("uid-web").build(),
+        pod("orphan").build(),
+        pod("relabelled")
+            .controlled_by("uid-web")
+            .labels(&[("app", "db")])
+            .build(),
+        pod("stranger").labels(&[("app", "db")]).build(),
+        pod("theirs").controlled_by("uid-other").build(),
+    ]
+    .into_iter()
+    .map(Arc::new)
+    .collect();
+    let selector = selector_of(&web.spec.as_ref().expect("spec").selector);
+    use ClaimDecision::*;
+    assert_eq!(
+        claim_decisions_in(ClaimMode::BySelector, &web.metadata, &selector, &pods),
+        [Keep, Adopt, Ignore, Ignore, Adopt]
+    );
+    assert_eq!(ClaimMode::of(true), ClaimMode::BySelector);
+    assert_eq!(ClaimMode::of(false), ClaimMode::ControllerRef);
+}
+
+#[test]
+fn a_take_over_patch_removes_the_other_controller_and_adds_ours() {
+    let web = rs("web").build();
+    let reference = new_controller_ref(&web.metadata, "apps/v1", "ReplicaSet");
+    assert_eq!(
+        take_over_patch(&reference, "uid-other", "uid-p"),
+        json!({"metadata": {"uid": "uid-p", "ownerReferences": [
+            {"$patch": "delete", "uid": "uid-other"},
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "uid-web",
+             "controller": true, "blockOwnerDeletion": true}
+        ]}})
+    );
+}
+
+/// Against a real API server: without the check, a claim adopts a pod another ReplicaSet
+/// controls (its reference replaced by ours); with it, the pod is left alone.
+#[tokio::test(start_paused = true)]
+async fn by_selector_a_claim_takes_an_owned_pod_from_its_controller() {
+    use crate::runtime::Typed;
+    use crate::testing::{test_client, test_clock};
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+
+    let clock = test_clock();
+    let client = test_client(&clock).await;
+    let replicasets = Typed::<ReplicaSet>::new(client.clone());
+    let pods = Typed::<Pod>::new(client);
+    let mut created = Vec::new();
+    for name in ["web", "other"] {
+        let set: ReplicaSet = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}
+        }))
+        .unwrap();
+        created.push(replicasets.create(Some("default"), &set).await.unwrap());
+    }
+    let (web, other) = (&created[0], &created[1]);
+    let mut theirs: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "theirs", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+    }))
+    .unwrap();
+    theirs.metadata.owner_references =
+        Some(vec![new_controller_ref(&other.metadata, "apps/v1", "ReplicaSet")]);
+    let theirs = Arc::new(pods.create(Some("default"), &theirs).await.unwrap());
+    let selector = selector_of(&web.spec.as_ref().expect("spec").selector);
+
+    let checked = ControllerRefManager::new(web, &selector, &replicasets, &pods);
+    assert!(
+        checked
+            .claim(std::slice::from_ref(&theirs))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let unchecked =
+        ControllerRefManager::new(web, &selector, &replicasets, &pods).with_mode(ClaimMode::BySelector);
+    let owned = unchecked.claim(std::slice::from_ref(&theirs)).await.unwrap();
+    assert_eq!(owned.len(), 1);
+    let refs = owned[0].metadata.owner_references.clone().unwrap_or_default();
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    assert_eq!(Some(refs[0].uid.as_str()), web.metadata.uid.as_deref());
+    assert_eq!(refs[0].controller, Some(true));
+}

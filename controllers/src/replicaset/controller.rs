@@ -33,6 +33,7 @@ use crate::controller_ref_manager::resolve_controller_ref;
 use crate::controller_utils::pods::is_pod_ready;
 use crate::controller_utils::selector::selector_of;
 use crate::runtime::informer::{Change, NAMESPACE_INDEX};
+use crate::runtime::lessons::Lessons;
 use crate::runtime::{
     Action, BoxFuture, Client, Feeds, Informer, ReconcileError, Reconciler, Recorder, Store, TracingClient,
     UidTrackingControllerExpectations, WorkQueue, get_controller_of, key_of,
@@ -61,8 +62,23 @@ impl ReplicaSetController {
         replicasets: &Informer<ReplicaSet>,
         pods: &Informer<Pod>,
     ) -> Self {
+        Self::with_lessons(client, clock, recorder, replicasets, pods, &Lessons::default())
+    }
+
+    /// [`ReplicaSetController::new`] with the mechanisms `lessons` switches
+    /// off (`--disable expectations`, `pod-deletion-ranking`,
+    /// `controller-ref-claim`; see [`crate::runtime::lessons`]).
+    pub fn with_lessons(
+        client: Arc<dyn Client>,
+        clock: Clock,
+        recorder: Recorder,
+        replicasets: &Informer<ReplicaSet>,
+        pods: &Informer<Pod>,
+        lessons: &Lessons,
+    ) -> Self {
         let client = TracingClient::wrap(client, NAME);
-        let expectations = UidTrackingControllerExpectations::new(clock.clone());
+        let expectations =
+            UidTrackingControllerExpectations::new(clock.clone()).disabled(lessons.disable_expectations);
         let sync = ReplicaSetSync::new(
             client,
             clock.clone(),
@@ -70,7 +86,8 @@ impl ReplicaSetController {
             expectations.clone(),
             replicasets.store(),
             pods.store(),
-        );
+        )
+        .with_lessons(lessons);
         let handlers = Arc::new(EventHandlers {
             replicasets: replicasets.store(),
             expectations,

@@ -10,6 +10,11 @@
 //!   being deleted; the second check is folded in here ([`plan_replicas`] returns `Nothing`), the first
 //!   stays with the caller.
 //! * The sorting-age metric (`reportSortingDeletionAgeRatioMetric`) is not reported.
+//!
+//! A lesson switches the ranking off (`miniplane up --disable pod-deletion-ranking`,
+//! [`DeletionOrder::OldestFirst`]): a scale-down then deletes the oldest pods first, and a
+//! ReplicaSet scaled up and back down loses its ready pods while keeping the new, not yet
+//! ready ones.
 
 use std::borrow::Borrow;
 use std::collections::BTreeSet;
@@ -71,6 +76,19 @@ pub enum ReplicasPlan {
     },
 }
 
+/// Which pods a scale-down deletes first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeletionOrder {
+    /// Upstream's ranking ([`get_pods_to_delete`]): unscheduled before scheduled, pending
+    /// before running, not ready before ready, then by related pods on the same node,
+    /// deletion cost, restarts and youth.
+    #[default]
+    Ranked,
+    /// A plain first-in, first-out order (`--disable pod-deletion-ranking`, a lesson):
+    /// the oldest pods go first (by creationTimestamp, then name), whatever their state.
+    OldestFirst,
+}
+
 /// The desired replica count; the API server defaults a missing `spec.replicas` to 1.
 pub fn desired_replicas(rs: &ReplicaSet) -> usize {
     let replicas = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
@@ -92,6 +110,29 @@ where
     P: Borrow<Pod>,
     R: Borrow<Pod>,
 {
+    plan_replicas_in_order(
+        rs,
+        filtered_active_pods,
+        related_pods,
+        now,
+        burst_replicas,
+        DeletionOrder::Ranked,
+    )
+}
+
+/// [`plan_replicas`], deleting in `order`.
+pub fn plan_replicas_in_order<P, R>(
+    rs: &ReplicaSet,
+    filtered_active_pods: &[P],
+    related_pods: &[R],
+    now: Timestamp,
+    burst_replicas: usize,
+    order: DeletionOrder,
+) -> ReplicasPlan
+where
+    P: Borrow<Pod>,
+    R: Borrow<Pod>,
+{
     if rs.metadata.deletion_timestamp.is_some() {
         return ReplicasPlan::Nothing;
     }
@@ -104,7 +145,10 @@ where
     }
     if have > want {
         let diff = (have - want).min(burst_replicas);
-        let pods = get_pods_to_delete(filtered_active_pods, related_pods, diff, now);
+        let pods = match order {
+            DeletionOrder::Ranked => get_pods_to_delete(filtered_active_pods, related_pods, diff, now),
+            DeletionOrder::OldestFirst => oldest_pods(filtered_active_pods, diff),
+        };
         return ReplicasPlan::Delete {
             pods: pods.into_iter().map(PodRef::of).collect(),
         };
@@ -132,6 +176,42 @@ where
         ranking::rank_by_related_pods_on_same_node(filtered_pods, related_pods);
     ranking::sort_pods_with_ranks(&mut ranked, now);
     ranked.into_iter().take(diff).map(|r| r.pod).collect()
+}
+
+/// The `diff` oldest pods (by creationTimestamp, then name): [`DeletionOrder::OldestFirst`].
+pub fn oldest_pods<P: Borrow<Pod>>(filtered_pods: &[P], diff: usize) -> Vec<&Pod> {
+    let mut pods: Vec<&Pod> = filtered_pods.iter().map(Borrow::borrow).collect();
+    pods.sort_by(|a, b| {
+        let created = |p: &Pod| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        let name = |p: &Pod| p.metadata.name.clone().unwrap_or_default();
+        (created(a), name(a)).cmp(&(created(b), name(b)))
+    });
+    pods.truncate(diff);
+    pods
+}
+
+/// Why [`get_pods_to_delete`] chose its first `diff` pods, in words for the causal journal: the
+/// ranking rule that put the last chosen pod before the first kept one (`not ready before ready`),
+/// or that every pod goes.
+pub fn deletion_reason<P, R>(filtered_pods: &[P], related_pods: &[R], diff: usize, now: Timestamp) -> String
+where
+    P: Borrow<Pod>,
+    R: Borrow<Pod>,
+{
+    if diff >= filtered_pods.len() {
+        return "all of them go".to_string();
+    }
+    let mut ranked: Vec<RankedPod<'_>> =
+        ranking::rank_by_related_pods_on_same_node(filtered_pods, related_pods);
+    ranking::sort_pods_with_ranks(&mut ranked, now);
+    let rule = match diff.checked_sub(1) {
+        Some(last) => ranking::deciding_rule(&ranked[last], &ranked[diff], now),
+        None => None,
+    };
+    format!(
+        "ranked: {}",
+        rule.unwrap_or("no rule tells them apart, kept in list order")
+    )
 }
 
 /// Upstream `getIndirectlyRelatedPods`: the pods selected by any ReplicaSet that shares `rs`'s controller

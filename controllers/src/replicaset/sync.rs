@@ -17,6 +17,10 @@
 //!   all ready, not yet all available → RequeueAfter(minReadySeconds)
 //! ```
 //!
+//! Lessons ([`crate::runtime::lessons`]) can switch off the expectations (every sync manages
+//! replicas), the deletion ranking (the oldest pods go first) and the ControllerRef check (every
+//! matching pod is taken).
+//!
 //! Simplified against upstream:
 //! * Pods are read from the informer's namespace index, not a lister.
 //! * Claiming is [`crate::controller_ref_manager`]'s, with its simplifications.
@@ -35,9 +39,10 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 use store::Clock;
 
-use super::plan::{self, BURST_REPLICAS, PodRef, ReplicasPlan};
+use super::controller::NAME;
+use super::plan::{self, BURST_REPLICAS, DeletionOrder, PodRef, ReplicasPlan};
 use super::status;
-use crate::controller_ref_manager::ControllerRefManager;
+use crate::controller_ref_manager::{ClaimMode, ControllerRefManager};
 use crate::controller_utils::pods::is_pod_active;
 use crate::controller_utils::selector::selector_of;
 use crate::controller_utils::slow_start::{SLOW_START_INITIAL_BATCH_SIZE, slow_start_batches};
@@ -45,6 +50,7 @@ use crate::controller_utils::template::pod_from_template;
 use crate::runtime::client::{Client, ClientError, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
+use crate::runtime::lessons::Lessons;
 use crate::runtime::{
     Action, ReconcileError, UidTrackingControllerExpectations, clock_now, new_controller_ref, split_key,
 };
@@ -75,6 +81,10 @@ pub struct ReplicaSetSync {
     clock: Clock,
     /// At most this many creations or deletions per sync (upstream `burstReplicas`).
     burst_replicas: usize,
+    /// Which pods a scale-down deletes first (upstream's ranking, unless a lesson switched it off).
+    deletion_order: DeletionOrder,
+    /// What the claim counts as owned (the ControllerRef, unless a lesson switched it off).
+    claim_mode: ClaimMode,
 }
 
 impl ReplicaSetSync {
@@ -97,7 +107,21 @@ impl ReplicaSetSync {
             recorder,
             clock,
             burst_replicas: BURST_REPLICAS,
+            deletion_order: DeletionOrder::Ranked,
+            claim_mode: ClaimMode::ControllerRef,
         }
+    }
+
+    /// The same syncer with the deletion ranking or the ControllerRef check switched off as
+    /// `lessons` says (`--disable pod-deletion-ranking`, `--disable controller-ref-claim`).
+    /// Expectations are switched off where they are made ([`UidTrackingControllerExpectations::disabled`]).
+    pub fn with_lessons(mut self, lessons: &Lessons) -> Self {
+        self.deletion_order = match lessons.disable_pod_deletion_ranking {
+            true => DeletionOrder::OldestFirst,
+            false => DeletionOrder::Ranked,
+        };
+        self.claim_mode = ClaimMode::of(lessons.disable_controller_ref_claim);
+        self
     }
 
     /// The expectations this sync raises and the event handlers lower.
@@ -126,9 +150,14 @@ impl ReplicaSetSync {
             .filter(|p| is_pod_active(p))
             .collect();
         let owned = ControllerRefManager::new(rs.as_ref(), &selector, &self.replicasets_api, &self.pods_api)
+            .with_mode(self.claim_mode)
+            .journal(&self.clock)
             .claim(&active)
             .await?;
         let now = clock_now(&self.clock)?;
+        if !needs_sync {
+            self.decide_waiting(&rs, key);
+        }
         let manage = if needs_sync && rs.metadata.deletion_timestamp.is_none() {
             self.manage_replicas(&rs, key, &owned, now).await
         } else {
@@ -157,11 +186,69 @@ impl ReplicaSetSync {
         now: Timestamp,
     ) -> Result<(), ClientError> {
         let related = self.related_pods(rs, owned.len());
-        match plan::plan_replicas(rs, owned, &related, now, self.burst_replicas) {
+        let order = self.deletion_order;
+        let planned = plan::plan_replicas_in_order(rs, owned, &related, now, self.burst_replicas, order);
+        self.decide_manage(rs, owned, &related, now, &planned);
+        match planned {
             ReplicasPlan::Nothing => Ok(()),
             ReplicasPlan::Create { count } => self.create_pods(rs, key, count).await,
             ReplicasPlan::Delete { pods } => self.delete_pods(rs, key, &pods).await,
         }
+    }
+
+    /// Records the `manageReplicas` decision in the causal journal: the diff, and which pods go
+    /// and why (the ranking rule) or how the creations are batched.
+    fn decide_manage(
+        &self,
+        rs: &ReplicaSet,
+        owned: &[Arc<Pod>],
+        related: &[Pod],
+        now: Timestamp,
+        planned: &ReplicasPlan,
+    ) {
+        let (have, want) = (owned.len(), plan::desired_replicas(rs));
+        let message = || match planned {
+            ReplicasPlan::Nothing => String::new(),
+            ReplicasPlan::Create { count } => {
+                let batches: Vec<String> = slow_start_batches(*count, SLOW_START_INITIAL_BATCH_SIZE)
+                    .into_iter()
+                    .map(|b| b.to_string())
+                    .collect();
+                format!(
+                    "diff +{} ({have} active pods, spec.replicas {want}): creating {count} in slow-start batches of {}",
+                    want - have,
+                    batches.join(", ")
+                )
+            }
+            ReplicasPlan::Delete { pods } => {
+                let names: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
+                let why = match self.deletion_order {
+                    DeletionOrder::Ranked => plan::deletion_reason(owned, related, pods.len(), now),
+                    DeletionOrder::OldestFirst => "oldest first: the ranking is switched off".to_string(),
+                };
+                format!(
+                    "diff −{} ({have} active pods, spec.replicas {want}): deleting {} ({why})",
+                    have - want,
+                    names.join(", ")
+                )
+            }
+        };
+        if *planned != ReplicasPlan::Nothing {
+            self.clock
+                .decide(NAME, "manageReplicas", Some(journal_ref(rs)), message);
+        }
+    }
+
+    /// Records that expectations hold this sync back (upstream `syncReplicaSet` skips
+    /// `manageReplicas` until the informer has shown the last creations and deletions).
+    fn decide_waiting(&self, rs: &ReplicaSet, key: &str) {
+        let pending = self.expectations.counts().get(key);
+        let (add, del) = pending.map_or((0, 0), |e| (e.add.max(0), e.del.max(0)));
+        self.clock.decide(NAME, "syncReplicaSet", Some(journal_ref(rs)), || {
+            format!(
+                "expectations not satisfied: waiting to see {add} creations and {del} deletions in the pod cache before managing replicas again"
+            )
+        });
     }
 
     /// The pods of the sibling ReplicaSets, for ranking a scale-down; empty when
@@ -313,4 +400,14 @@ impl ReplicaSetSync {
             other => Ok(other?.status.unwrap_or_default()),
         }
     }
+}
+
+/// The ReplicaSet as the causal journal names it.
+fn journal_ref(rs: &ReplicaSet) -> store::journal::ObjectRef {
+    let meta = &rs.metadata;
+    store::journal::ObjectRef::new(
+        "ReplicaSet",
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
 }

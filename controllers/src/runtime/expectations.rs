@@ -17,6 +17,12 @@
 //! A failed create or delete must lower the expectation itself
 //! ([`ControllerExpectations::creation_observed`]), since no event will come.
 //!
+//! Switched off (`miniplane up --disable expectations`, a lesson: see
+//! [`super::lessons`]), [`ControllerExpectations::satisfied`] always answers
+//! yes: the records are still kept, but no sync waits for them. With a
+//! lagging cache (`--informer-lag`) a ReplicaSet then creates pods again
+//! for creations its cache has not shown yet.
+//!
 //! Simplified: counts are guarded by one mutex rather than atomics per
 //! record; keys are `String`s (`namespace/name`).
 
@@ -65,6 +71,9 @@ pub struct ControllerExpectations {
     /// never across an `.await`.
     records: Arc<Mutex<HashMap<String, Expectations>>>,
     clock: Clock,
+    /// `--disable expectations`: [`ControllerExpectations::satisfied`] is
+    /// always true. Fixed at construction, shared by every clone.
+    disabled: bool,
 }
 
 impl ControllerExpectations {
@@ -73,7 +82,21 @@ impl ControllerExpectations {
         ControllerExpectations {
             records: Arc::new(Mutex::new(HashMap::new())),
             clock,
+            disabled: false,
         }
+    }
+
+    /// The same expectations, switched off when `disabled` (a lesson,
+    /// `--disable expectations`): every key is always satisfied. Call it
+    /// before handing out clones.
+    pub fn disabled(mut self, disabled: bool) -> Self {
+        self.disabled = disabled;
+        self
+    }
+
+    /// Whether they are switched off ([`ControllerExpectations::disabled`]).
+    pub fn is_disabled(&self) -> bool {
+        self.disabled
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Expectations>> {
@@ -88,8 +111,11 @@ impl ControllerExpectations {
 
     /// Whether the controller may act on its cache (upstream
     /// `SatisfiedExpectations`): no record, both counts ≤ 0, or a record
-    /// older than 5 minutes.
+    /// older than 5 minutes. Always, when switched off.
     pub fn satisfied(&self, key: &str) -> bool {
+        if self.disabled {
+            return true;
+        }
         let Some(e) = self.get(key) else {
             return true;
         };
@@ -185,6 +211,13 @@ impl UidTrackingControllerExpectations {
             expectations: ControllerExpectations::new(clock),
             uids: Arc::new(Mutex::new(HashMap::new())),
         }
+    }
+
+    /// The same expectations, switched off when `disabled` (see
+    /// [`ControllerExpectations::disabled`]). Call it before handing out clones.
+    pub fn disabled(mut self, disabled: bool) -> Self {
+        self.expectations = self.expectations.disabled(disabled);
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, HashSet<String>>> {
@@ -321,6 +354,24 @@ mod tests {
         assert!(!e.satisfied("k"));
         tokio::time::advance(Duration::from_secs(270)).await; // 5 min 1 s of real time
         assert!(e.satisfied("k"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn switched_off_they_are_always_satisfied() {
+        let e = ControllerExpectations::new(clock()).disabled(true);
+        assert!(e.is_disabled());
+        e.expect_creations("default/web", 3);
+        assert!(e.satisfied("default/web"), "3 creations pending, yet satisfied");
+        assert_eq!(e.get("default/web").map(|r| r.add), Some(3), "still recorded");
+        let shared = e.clone();
+        assert!(shared.satisfied("default/web"), "clones share the switch");
+
+        let tracking = UidTrackingControllerExpectations::new(clock()).disabled(true);
+        tracking.expect_deletions("default/web", &["default/p1".to_string()]);
+        assert!(tracking.satisfied("default/web"));
+        let on = UidTrackingControllerExpectations::new(clock()).disabled(false);
+        on.expect_deletions("default/web", &["default/p1".to_string()]);
+        assert!(!on.satisfied("default/web"));
     }
 
     #[tokio::test(start_paused = true)]

@@ -176,3 +176,39 @@ fn related_pods_are_empty_without_a_controller_and_deduplicated_by_uid() {
     let uidless = [pod("p").no_uid().build()];
     assert_eq!(indirectly_related_pods(&a, &[a.clone(), b], &uidless).len(), 1);
 }
+
+/// `--disable pod-deletion-ranking`: the oldest pods go first, ready or not; the ranking keeps
+/// the ready old pods and deletes the pending new ones.
+#[test]
+fn without_the_ranking_the_oldest_pods_go_first() {
+    let old_ready = |name: &str, created: i64| {
+        pod(name)
+            .on_node("n1")
+            .running()
+            .ready_since(t(-50))
+            .created(t(-created))
+            .build()
+    };
+    let pending = |name: &str| pod(name).pending().created(t(-5)).build();
+    // Name order is not age order: "a-new" sorts first but is the youngest.
+    let pods = vec![
+        old_ready("z-old", 100),
+        pending("a-new"),
+        old_ready("m-old", 90),
+        pending("b-new"),
+    ];
+    let none: [&Pod; 0] = [];
+    let set = rs("web").replicas(2).build();
+    let ranked = plan_replicas_in_order(&set, &pods, &none, now(), BURST_REPLICAS, DeletionOrder::Ranked);
+    assert_eq!(deleted_names(&ranked), ["a-new", "b-new"]);
+    assert_eq!(ranked, plan_replicas(&set, &pods, &none, now(), BURST_REPLICAS));
+    let plain = plan_replicas_in_order(
+        &set,
+        &pods,
+        &none,
+        now(),
+        BURST_REPLICAS,
+        DeletionOrder::OldestFirst,
+    );
+    assert_eq!(deleted_names(&plain), ["z-old", "m-old"]);
+}
