@@ -592,6 +592,43 @@ fn restart_backoff(run: &Run, previous: Option<&Run>, restarts: i32) -> SignedDu
     }
 }
 
+/// The restart back-offs that `new` starts and `old` did not have, one sentence per container
+/// for the causal journal (upstream `doBackOff` in `kuberuntime_manager.go`):
+/// `back-off 20s restarting failed container app (restartCount 2, exit code 1) ...`.
+pub fn backoff_decisions(old: &PodStatus, new: &PodStatus) -> Vec<String> {
+    let waiting_backoff = |c: &ContainerStatus| {
+        let waiting = c.state.as_ref()?.waiting.as_ref()?;
+        (waiting.reason.as_deref() == Some("CrashLoopBackOff"))
+            .then(|| waiting.message.clone().unwrap_or_default())
+    };
+    let new_statuses = new.container_statuses.iter().flatten();
+    new_statuses
+        .filter_map(|c| {
+            let message = waiting_backoff(c)?;
+            let before = find_status(old.container_statuses.as_deref(), &c.name).and_then(waiting_backoff);
+            if before.as_ref() == Some(&message) {
+                return None;
+            }
+            let delay =
+                parse_backoff_message(&message).unwrap_or_else(|| restart_backoff_for_count(c.restart_count));
+            let exit_code = c
+                .last_state
+                .as_ref()
+                .and_then(|s| s.terminated.as_ref())
+                .map_or(0, |t| t.exit_code);
+            Some(format!(
+                "back-off {} restarting failed container {} (restartCount {}, exit code {exit_code}): \
+                 CrashLoopBackOff doubles the delay after each crash, from {} up to {}",
+                go_duration(delay),
+                c.name,
+                c.restart_count,
+                go_duration(BACKOFF_INITIAL),
+                go_duration(BACKOFF_MAX),
+            ))
+        })
+        .collect()
+}
+
 /// Fallback when a CrashLoopBackOff message cannot be parsed.
 fn restart_backoff_for_count(restarts: i32) -> SignedDuration {
     let exponent = (restarts - 1).clamp(0, 5);

@@ -46,7 +46,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use controllers::runtime::informer::NODE_INDEX;
+use controllers::runtime::informer::{Delivered, NODE_INDEX};
 use controllers::runtime::{
     Action, BoxFuture, Change, Client, ClientError, ClientResult, DeleteParams, Informer, ObjectRef,
     ReconcileError, Reconciler, Recorder, ResourceRef, Store, Typed, WorkQueue, clock_now, run_workers,
@@ -95,7 +95,7 @@ const VOLUME_RETRY: Duration = Duration::from_secs(1);
 /// (before it runs), then [`Kubelet::run`] it.
 pub struct Kubelet {
     core: Arc<Core>,
-    pod_changes: UnboundedReceiver<Change<Pod>>,
+    pod_changes: UnboundedReceiver<Delivered<Pod>>,
     /// Changes of the Nodes, when built [`Kubelet::with_node_informer`].
     node_changes: Option<UnboundedReceiver<Change<Node>>>,
 }
@@ -162,7 +162,7 @@ impl Kubelet {
         };
         Kubelet {
             core: Arc::new(core),
-            pod_changes: pods.subscribe(),
+            pod_changes: pods.subscribe_caused(),
             node_changes: None,
         }
     }
@@ -203,22 +203,27 @@ impl Kubelet {
     }
 }
 
-/// Enqueues every pod bound to one of our nodes, on any change.
+/// Enqueues every pod bound to one of our nodes, on any change (the change's journal entry
+/// the cause of the enqueue).
 async fn handle_pod_changes(
     core: Arc<Core>,
-    mut pods: UnboundedReceiver<Change<Pod>>,
+    mut pods: UnboundedReceiver<Delivered<Pod>>,
     shutdown: CancellationToken,
 ) {
     loop {
-        let change = tokio::select! {
+        let delivered = tokio::select! {
             _ = shutdown.cancelled() => return,
-            change = pods.recv() => change,
+            delivered = pods.recv() => delivered,
+        };
+        let Some(Delivered { change, event }) = delivered else {
+            return;
         };
         match change {
-            Some(Change::Added(pod)) | Some(Change::Updated { new: pod, .. }) => core.on_pod(&pod),
+            Change::Added(pod) | Change::Updated { new: pod, .. } => {
+                store::journal::caused_by_sync(event, || core.on_pod(&pod))
+            }
             // The final delete was ours, or someone force-deleted the pod.
-            Some(Change::Deleted(_)) => {}
-            None => return,
+            Change::Deleted(_) => {}
         }
     }
 }
@@ -554,6 +559,7 @@ impl Core {
             clock_now(&self.clock)?,
         );
         if let Some(status) = step.status {
+            self.decide_backoffs(&pod, &status);
             let mut updated = (*pod).clone();
             updated.status = Some(status);
             // The kubelet owns a bound pod's status: write it without a
@@ -577,6 +583,21 @@ impl Core {
             .flatten()
             .min();
         Ok(wait.map_or(Action::Done, Action::RequeueAfter))
+    }
+
+    /// Records the restart back-offs the new status starts in the causal journal.
+    fn decide_backoffs(&self, pod: &Pod, status: &k8s_openapi::api::core::v1::PodStatus) {
+        let old = pod.status.clone().unwrap_or_default();
+        let meta = &pod.metadata;
+        for message in lifecycle::backoff_decisions(&old, status) {
+            let object = store::journal::ObjectRef::new(
+                "Pod",
+                meta.namespace.as_deref().unwrap_or(""),
+                meta.name.as_deref().unwrap_or(""),
+            );
+            self.clock
+                .decide(COMPONENT, "doBackOff", Some(object), || message);
+        }
     }
 
     /// Whether every PersistentVolumeClaim the pod's volumes name exists and

@@ -219,7 +219,9 @@ impl GarbageCollector {
             orphan_finalizer: latest.orphan_finalizer,
             delete_dependents_finalizer: latest.delete_dependents_finalizer,
         };
-        match plan::attempt_to_delete_item(&facts, &owners) {
+        let decision = plan::attempt_to_delete_item(&facts, &owners);
+        self.decide_item(id, &latest.owners, &owners, &decision);
+        match decision {
             Decision::Keep => Ok(Processed::Item),
             Decision::RemoveOwnerRefs(uids) => {
                 let patch = |o: &serde_json::Value| plan::remove_owner_refs_patch(o, &uids);
@@ -234,6 +236,28 @@ impl GarbageCollector {
             }
             Decision::Delete(policy) => self.delete_item(id, policy).await,
         }
+    }
+
+    /// Records `decision` about `id` in the causal journal (a kept item changes nothing and is
+    /// not recorded).
+    fn decide_item(
+        &self,
+        id: &Identity,
+        refs: &[OwnerRef],
+        states: &[(Uid, OwnerState)],
+        decision: &Decision,
+    ) {
+        let owners: Vec<(String, OwnerState)> = refs
+            .iter()
+            .zip(states)
+            .map(|(r, (_, state))| (format!("{} {}", r.kind.to_ascii_lowercase(), r.name), *state))
+            .collect();
+        let item = item_words(id);
+        let Some(message) = plan::decision_sentence(&item, &owners, decision) else {
+            return;
+        };
+        self.clock
+            .decide(NAME, "attemptToDeleteItem", Some(journal_ref(id)), || message);
     }
 
     /// Deletes with a uid precondition; NotFound means the graph is behind.
@@ -298,7 +322,21 @@ impl GarbageCollector {
 
     /// Upstream `processDeletingDependentsItem`.
     async fn process_deleting_dependents_item(&self, id: &Identity) -> Result<(), ReconcileError> {
-        let blocking = self.builder.graph().blocking_dependents(&id.uid);
+        let (blocking, names) = {
+            let graph = self.builder.graph();
+            let blocking = graph.blocking_dependents(&id.uid);
+            let names: Vec<String> = blocking
+                .iter()
+                .filter_map(|b| graph.node(&b.uid).map(|n| item_words(&n.identity)))
+                .collect();
+            (blocking, names)
+        };
+        self.clock.decide(
+            NAME,
+            "processDeletingDependentsItem",
+            Some(journal_ref(id)),
+            || plan::deleting_dependents_sentence(&item_words(id), &names),
+        );
         match plan::process_deleting_dependents_item(&blocking) {
             DeletingDependents::RemoveFinalizer => {
                 let patch =
@@ -324,6 +362,16 @@ impl GarbageCollector {
             (node.identity.clone(), graph.dependents(uid))
         };
         let owner_uid = std::slice::from_ref(uid);
+        self.clock
+            .decide(NAME, "orphanDependents", Some(journal_ref(&owner)), || {
+                let names: Vec<String> = dependents.iter().map(item_words).collect();
+                format!(
+                    "{} is deleted with propagationPolicy Orphan: removing its reference from {} dependents ({}), then the orphan finalizer",
+                    item_words(&owner),
+                    names.len(),
+                    names.join(", ")
+                )
+            });
         for dependent in &dependents {
             let patch = |o: &serde_json::Value| plan::remove_owner_refs_patch(o, owner_uid);
             self.ops.patch_object(dependent, patch).await?;
@@ -332,6 +380,20 @@ impl GarbageCollector {
         self.ops.patch_object(&owner, patch).await?;
         Ok(Action::Done)
     }
+}
+
+/// `replicaset default/web-6d4f`: an object as the journal's sentences name it.
+fn item_words(id: &Identity) -> String {
+    let kind = id.kind.to_ascii_lowercase();
+    match &*id.namespace {
+        "" => format!("{kind} {}", id.name),
+        ns => format!("{kind} {ns}/{}", id.name),
+    }
+}
+
+/// The object as the causal journal names it.
+fn journal_ref(id: &Identity) -> store::journal::ObjectRef {
+    store::journal::ObjectRef::new(&id.kind, &id.namespace, &id.name)
 }
 
 /// The attemptToDelete workers' sync.

@@ -208,3 +208,50 @@ fn metadata_patch(obj: &Value, field: &str, list: Value) -> Value {
         .unwrap_or(Value::Null);
     json!({"metadata": {field: list, "resourceVersion": rv}})
 }
+
+/// The sentence the causal journal records for `decision` about `item` (`kind name`), given its
+/// owners as `(kind name, state)`; `None` for [`Decision::Keep`], which changes nothing.
+pub fn decision_sentence(item: &str, owners: &[(String, OwnerState)], decision: &Decision) -> Option<String> {
+    let states: Vec<String> = owners
+        .iter()
+        .map(|(owner, state)| format!("{owner}: {}", state_words(*state)))
+        .collect();
+    let states = states.join(", ");
+    Some(match decision {
+        Decision::Keep => return None,
+        Decision::RemoveOwnerRefs(_) => {
+            format!(
+                "{item} still has a solid owner ({states}): removing its references to the others, it stays"
+            )
+        }
+        Decision::DeleteForeground { .. } => format!(
+            "{item} has no solid owner ({states}) and has dependents itself: deleting it in the foreground, so that its owner waits for them too"
+        ),
+        Decision::Delete(policy) => format!(
+            "{item} has no solid owner left ({states}): deleting it with propagationPolicy {}",
+            policy.as_str()
+        ),
+    })
+}
+
+fn state_words(state: OwnerState) -> &'static str {
+    match state {
+        OwnerState::Dangling => "gone",
+        OwnerState::WaitingForDependentsDeletion => "waiting for its dependents (foregroundDeletion)",
+        OwnerState::Solid => "solid",
+    }
+}
+
+/// The sentence for an owner deleting its dependents: `blocking` names the dependents that
+/// still block it (`kind name`), empty when none is left.
+pub fn deleting_dependents_sentence(owner: &str, blocking: &[String]) -> String {
+    match blocking.len() {
+        0 => format!(
+            "no dependent blocks {owner} any more: removing the foregroundDeletion finalizer, and the API server removes it"
+        ),
+        _ => format!(
+            "{owner} has dependents {} blocking deletion (blockOwnerDeletion): queueing them for deletion and waiting",
+            blocking.join(", ")
+        ),
+    }
+}
