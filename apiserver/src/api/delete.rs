@@ -17,6 +17,7 @@
 
 use serde_json::{Value, json};
 
+use super::journal::{Change, JournalWrite};
 use super::{Api, decode_record, obj, store_error};
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceInfo;
@@ -66,6 +67,10 @@ pub struct DeleteOptions {
     pub propagation: Option<Propagation>,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// Who asks: the client's name (the in-process client's field manager,
+    /// the User-Agent's program over HTTP), for the journal only; upstream's
+    /// DeleteOptions has no such field.
+    pub actor: Option<String>,
 }
 
 impl DeleteOptions {
@@ -82,6 +87,7 @@ impl DeleteOptions {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             propagation: None,
+            actor: None,
             dry_run: v
                 .get("dryRun")
                 .and_then(Value::as_array)
@@ -222,6 +228,7 @@ impl Api {
             .map_err(|e| store_error(info, name, e))?;
         let mut last = live;
         super::set_resource_version(&mut last, deleted_at);
+        self.journal_delete(info, opts, &last, deleted_at, Change::Removed);
         Ok(DeleteOutcome::Deleted(last))
     }
 
@@ -239,6 +246,7 @@ impl Api {
         }
         let rv = self.store_put(info, key, name, &new, rev).await?;
         super::set_resource_version(&mut new, rv);
+        self.journal_delete(info, opts, &new, rv, Change::MarkedDeleting);
         if is_namespace(info) {
             self.start_namespace_finalizer(&new);
         }
@@ -272,6 +280,28 @@ impl Api {
             Some(e) => Err(e),
             None => Ok(deleted),
         }
+    }
+}
+
+impl Api {
+    /// Records a delete in the journal ([`super::journal`]).
+    fn journal_delete(
+        &self,
+        info: &ResourceInfo,
+        opts: &DeleteOptions,
+        object: &Value,
+        resource_version: u64,
+        change: Change<'_>,
+    ) {
+        self.journal_write(&JournalWrite {
+            info,
+            verb: "delete",
+            sub: None,
+            actor: opts.actor.as_deref().unwrap_or("unknown"),
+            object,
+            resource_version,
+            change,
+        });
     }
 }
 

@@ -23,6 +23,7 @@ mod custom_writes;
 mod delete;
 mod eviction;
 mod ids;
+pub mod journal;
 pub mod kubernetes_service;
 mod namespace_finalizer;
 mod read;

@@ -30,6 +30,8 @@ use crate::registry::ResourceInfo;
 const GIVE_UP_AFTER: Duration = Duration::from_secs(600);
 /// Poll interval while objects remain (simulated).
 const POLL: Duration = Duration::from_millis(200);
+/// Who the journal says emptied and removed a namespace.
+const ACTOR: &str = "namespace-controller";
 
 impl Api {
     /// After a namespace was marked Terminating: empty and remove it.
@@ -52,7 +54,20 @@ impl Api {
         let info = self.resource("", "v1", "namespaces")?;
         let key = info.key(None, &ns);
         match self.inner.store.delete(&key, None).await {
-            Ok(_) | Err(store::Error::NotFound { .. }) => Ok(()),
+            Ok((_, deleted_at)) => {
+                let journal = super::journal::JournalWrite {
+                    info: &info,
+                    verb: "delete",
+                    sub: None,
+                    actor: ACTOR,
+                    object: namespace,
+                    resource_version: deleted_at,
+                    change: super::journal::Change::Removed,
+                };
+                self.journal_write(&journal);
+                Ok(())
+            }
+            Err(store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(super::store_error(&info, &ns, e)),
         }
     }
@@ -76,6 +91,7 @@ impl Api {
     async fn delete_quietly(&self, info: &ResourceInfo, ns: &str, name: &str) -> ApiResult<()> {
         let opts = DeleteOptions {
             propagation: Some(Propagation::Background),
+            actor: Some(ACTOR.to_string()),
             ..Default::default()
         };
         match self.delete(info, Some(ns), name, &opts).await {

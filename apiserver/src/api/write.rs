@@ -9,6 +9,7 @@
 
 use serde_json::{Value, json};
 
+use super::journal::{Change, JournalWrite};
 use super::{Api, convert, decode_record, encode_for_store, obj, store_error};
 use crate::admission;
 use crate::error::{ApiError, ApiResult, Reason};
@@ -135,7 +136,7 @@ impl Api {
         let mut attempts = 1;
         loop {
             let result = self
-                .store_create(info, namespace, new.clone(), opts, warnings.clone())
+                .store_create(info, namespace, new.clone(), opts, warnings.clone(), "create")
                 .await;
             match (result, &generated) {
                 (Err(e), Some(prefix))
@@ -167,6 +168,13 @@ impl Api {
             .map(parse_rv)
             .transpose()?;
         let key = self.key(info, namespace, name)?;
+        // A binding is a create upstream (`POST pods/NAME/binding`).
+        let verb = if sub == Some(Subresource::Binding) {
+            "create"
+        } else {
+            "update"
+        };
+        let op = Op { verb, sub };
         loop {
             let (old, rev) = self.read_for_write(info, &key, name)?;
             if precondition.is_some_and(|p| p != rev) {
@@ -174,7 +182,7 @@ impl Api {
             }
             let new = self.updated(info, &old, body.clone(), sub, Some(opts.manager()))?;
             match self
-                .store_update(info, &key, name, &old, new, rev, opts, &warnings)
+                .store_update(info, &key, name, &old, new, rev, opts, &warnings, op)
                 .await
             {
                 Err(e) if e.reason == Reason::Conflict && precondition.is_none() => continue,
@@ -229,8 +237,9 @@ impl Api {
             // the applied fields to an Update entry of the same manager.
             let track = (patch_type != PatchType::Apply).then(|| opts.manager());
             let new = self.updated(info, &old, patched, sub, track)?;
+            let op = Op { verb: "patch", sub };
             match self
-                .store_update(info, &key, name, &old, new, rev, opts, &warnings)
+                .store_update(info, &key, name, &old, new, rev, opts, &warnings, op)
                 .await
             {
                 Err(e) if e.reason == Reason::Conflict => continue,
@@ -266,7 +275,8 @@ impl Api {
         kinds::prepare_for_create(info, &mut new);
         self.validate(info, &new, None)?;
         admit_validating(self, info, namespace, &new, opts).await?;
-        self.store_create(info, namespace, new, opts, warnings).await
+        self.store_create(info, namespace, new, opts, warnings, "patch")
+            .await
     }
 
     /// The live object and its revision, for a read–modify–write.
@@ -468,6 +478,7 @@ impl Api {
         }
     }
 
+    /// Stores a new object; `verb` names the request in the journal.
     async fn store_create(
         &self,
         info: &ResourceInfo,
@@ -475,6 +486,7 @@ impl Api {
         new: Value,
         opts: &WriteOptions,
         warnings: Vec<String>,
+        verb: &'static str,
     ) -> ApiResult<Written> {
         let name = obj::name(&new).to_string();
         let key = self.key(info, namespace, &name)?;
@@ -503,6 +515,15 @@ impl Api {
             .map_err(|e| store_error(info, &name, e))?;
         let mut object = new;
         super::set_resource_version(&mut object, record.mod_revision);
+        self.journal_write(&JournalWrite {
+            info,
+            verb,
+            sub: None,
+            actor: opts.manager(),
+            object: &object,
+            resource_version: record.mod_revision,
+            change: Change::Created,
+        });
         Ok(Written {
             object,
             warnings,
@@ -521,6 +542,7 @@ impl Api {
         rev: u64,
         opts: &WriteOptions,
         warnings: &[String],
+        op: Op,
     ) -> ApiResult<Written> {
         let warnings = warnings.to_vec();
         super::set_resource_version(&mut new, rev);
@@ -548,9 +570,11 @@ impl Api {
                 .await
                 .map_err(|e| store_error(info, name, e))?;
             super::set_resource_version(&mut new, deleted_at);
+            self.journal_op(info, op, opts, &new, deleted_at, Change::Removed);
         } else {
             let written_at = self.store_put(info, key, name, &new, rev).await?;
             super::set_resource_version(&mut new, written_at);
+            self.journal_op(info, op, opts, &new, written_at, Change::Updated(old));
         }
         Ok(Written {
             object: new,
@@ -561,6 +585,27 @@ impl Api {
 }
 
 impl Api {
+    /// Records an update or patch in the journal ([`super::journal`]).
+    fn journal_op(
+        &self,
+        info: &ResourceInfo,
+        op: Op,
+        opts: &WriteOptions,
+        object: &Value,
+        resource_version: u64,
+        change: Change<'_>,
+    ) {
+        self.journal_write(&JournalWrite {
+            info,
+            verb: op.verb,
+            sub: op.sub,
+            actor: opts.manager(),
+            object,
+            resource_version,
+            change,
+        });
+    }
+
     /// Writes `new` over revision `rev` of `key`; returns the new revision.
     pub(super) async fn store_put(
         &self,
@@ -579,6 +624,14 @@ impl Api {
             .map_err(|e| store_error(info, name, e))?;
         Ok(record.mod_revision)
     }
+}
+
+/// The request a read–modify–write serves, for its journal entry.
+#[derive(Clone, Copy)]
+struct Op {
+    /// `update`, `patch`, or `create` (a binding).
+    verb: &'static str,
+    sub: Option<Subresource>,
 }
 
 /// Whether an object marked for deletion has nothing left to wait for.

@@ -563,5 +563,6 @@ fn delete_options(query: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult<
         opts.propagation = Some(crate::api::Propagation::parse(p)?);
     }
     opts.dry_run |= dry_run(query)?;
+    opts.actor = manager_from_user_agent(headers);
     Ok(opts)
 }
