@@ -38,6 +38,8 @@ mod rollouts;
 mod server_side_apply;
 mod statefulsets;
 mod storage;
+mod time_machine;
 mod traffic;
+mod ui;
 mod watch;
 mod watch_protocol;
