@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use controllers::runtime::informer::NODE_INDEX;
+use controllers::runtime::informer::{Delivered, NODE_INDEX};
 use controllers::runtime::{
     Action, BoxFuture, Change, Client, EventType, Informer, ObjectRef, ReconcileError, Reconciler, Recorder,
     ResourceRef, Store, Typed, WorkQueue, clock_now, key_of, run_workers,
@@ -55,8 +55,8 @@ pub const UNSCHEDULABLE_RETRY: Duration = Duration::from_secs(10);
 /// run), then [`Scheduler::run`] it.
 pub struct Scheduler {
     core: Arc<Core>,
-    pod_changes: UnboundedReceiver<Change<Pod>>,
-    node_changes: UnboundedReceiver<Change<Node>>,
+    pod_changes: UnboundedReceiver<Delivered<Pod>>,
+    node_changes: UnboundedReceiver<Delivered<Node>>,
     /// Claim changes, once [`Scheduler::with_volumes`] was called.
     claim_changes: Option<UnboundedReceiver<Change<PersistentVolumeClaim>>>,
 }
@@ -108,8 +108,8 @@ impl Scheduler {
         };
         Scheduler {
             core: Arc::new(core),
-            pod_changes: pods.subscribe(),
-            node_changes: nodes.subscribe(),
+            pod_changes: pods.subscribe_caused(),
+            node_changes: nodes.subscribe_caused(),
             claim_changes: None,
         }
     }
@@ -185,15 +185,17 @@ async fn handle_claim_changes(
 /// into queue adds until shutdown or until the informers stop.
 async fn handle_changes(
     core: Arc<Core>,
-    mut pods: UnboundedReceiver<Change<Pod>>,
-    mut nodes: UnboundedReceiver<Change<Node>>,
+    mut pods: UnboundedReceiver<Delivered<Pod>>,
+    mut nodes: UnboundedReceiver<Delivered<Node>>,
     shutdown: CancellationToken,
 ) {
+    // Each change's journal entry is the cause of the keys it adds.
+    use store::journal::caused_by_sync;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            Some(change) = pods.recv() => core.on_pod(change),
-            Some(change) = nodes.recv() => core.on_node(change),
+            Some(d) = pods.recv() => caused_by_sync(d.event, || core.on_pod(d.change)),
+            Some(d) = nodes.recv() => caused_by_sync(d.event, || core.on_node(d.change)),
             else => return,
         }
     }

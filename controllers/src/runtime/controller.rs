@@ -18,6 +18,12 @@
 //!   queue.done(key)
 //! ```
 //!
+//! Each sync is a story in the journal ([`store::journal`]): a `Sync`
+//! `start` entry caused by the enqueues it answers
+//! ([`WorkQueue::take_causes`]), the reconcile run under it
+//! ([`store::journal::caused_by`]: its writes and decisions name it as their
+//! cause), and a `Sync` `end` entry with the outcome.
+//!
 //! A panic inside a reconcile is caught and treated as a retryable error,
 //! so one bad object cannot stop a controller (upstream's `HandleCrash`
 //! would crash the process instead).
@@ -29,6 +35,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
+use store::journal::{EntryId, Record, Step, caused_by, caused_by_sync};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -147,10 +154,68 @@ pub async fn process_next_work_item<R: Reconciler>(queue: &WorkQueue<R::Key>, re
         .hold_at_breakpoint(name, &trace::show(key))
         .await;
     let started = queue.clock().now();
-    trace::sync_start(name, key);
-    let result = reconcile_catching_panics(reconciler, key).await;
-    let outcome = handle_result(queue, reconciler, key, result);
-    trace::sync_end(name, key, elapsed_since(queue, started), &outcome);
+    let causes = queue.take_causes(key);
+    let sync = journal_sync_start(queue, name, key, &causes);
+    trace::sync_start(name, key, sync, causes.first().copied());
+    // The writes of the sync, and the requeue it asks for, are caused by it.
+    let result = caused_by(sync, reconcile_catching_panics(reconciler, key)).await;
+    let outcome = caused_by_sync(sync, || handle_result(queue, reconciler, key, result));
+    let took = elapsed_since(queue, started);
+    journal_sync_end(queue, name, key, sync, took, &outcome);
+    trace::sync_end(name, key, took, &outcome);
+}
+
+/// Records the start of a sync: caused by the first of the enqueues it
+/// answers, the others as `also`. Returns its id (0 when not recorded).
+fn journal_sync_start<T>(queue: &WorkQueue<T>, name: &str, key: &T, causes: &[EntryId]) -> EntryId
+where
+    T: Clone + Eq + Hash + Debug + Send + Sync + 'static,
+{
+    let journal = queue.clock().journal();
+    if queue.name().is_empty() || !journal.enabled() {
+        return 0;
+    }
+    let record = Record {
+        cause: causes.first().copied(),
+        also: causes.iter().skip(1).copied().collect(),
+        step: Some(Step::Sync),
+        actor: name.to_string(),
+        verb: "start".to_string(),
+        object: queue.object_of(key),
+        message: match causes.len() {
+            0 | 1 => String::new(),
+            n => format!("answers {n} enqueues"),
+        },
+        ..Record::default()
+    };
+    journal.record(queue.clock().now(), record)
+}
+
+/// Records the end of sync `sync` and its outcome.
+fn journal_sync_end<T>(
+    queue: &WorkQueue<T>,
+    name: &str,
+    key: &T,
+    sync: EntryId,
+    took: Duration,
+    outcome: &str,
+) where
+    T: Clone + Eq + Hash + Debug + Send + Sync + 'static,
+{
+    let journal = queue.clock().journal();
+    if sync == 0 {
+        return;
+    }
+    let record = Record {
+        cause: Some(sync),
+        step: Some(Step::Sync),
+        actor: name.to_string(),
+        verb: "end".to_string(),
+        object: queue.object_of(key),
+        message: format!("{outcome} after {took:?}"),
+        ..Record::default()
+    };
+    journal.record(queue.clock().now(), record);
 }
 
 /// Runs one reconcile; a panic becomes a retryable error.

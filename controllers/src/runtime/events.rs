@@ -142,7 +142,9 @@ impl Recorder {
         let now = rfc3339(&self.clock);
         let (seen, first) = self.bump(&fingerprint);
         let recorder = self.clone();
-        tokio::spawn(async move {
+        // The Event's write is journaled as caused by the sync recording it.
+        let cause = store::journal::current_cause().unwrap_or(0);
+        tokio::spawn(store::journal::caused_by(cause, async move {
             let result = match first {
                 true => recorder.write_new(&fingerprint, &seen, &now).await,
                 false => recorder.write_again(&fingerprint, &seen, &now).await,
@@ -150,7 +152,7 @@ impl Recorder {
             if let Err(e) = result {
                 tracing::warn!(reason = %fingerprint.reason, error = %e, "could not record event");
             }
-        });
+        }));
     }
 
     /// Counts one more occurrence: the Event's entry, and whether it is the first.

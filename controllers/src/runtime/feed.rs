@@ -16,6 +16,10 @@
 //!   run_workers until shutdown; then join the handler tasks
 //! ```
 //!
+//! Each handler runs with the change's journal entry as the current cause
+//! ([`store::journal::caused_by_sync`]), so the keys it adds are journaled
+//! as caused by that informer event.
+//!
 //! Simplified against upstream: a handler is one function of the [`Change`] (not three callbacks),
 //! it runs on its own task reading the informer's change channel, and there is no
 //! `ResourceEventHandlerRegistration` to remove a handler again.
@@ -27,8 +31,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::BoxFuture;
 use super::controller::{Reconciler, run_workers};
-use super::informer::{Change, Informer, Object};
+use super::informer::{Change, Delivered, Informer, Object};
 use super::workqueue::WorkQueue;
+use store::journal::caused_by_sync;
 
 /// A handler task, started by [`Feeds::run`] with the shutdown token.
 type Task = Box<dyn FnOnce(CancellationToken) -> BoxFuture<'static, ()> + Send>;
@@ -62,7 +67,7 @@ impl<Q: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static> 
         informer: &Informer<K>,
         handler: impl Fn(&Change<K>, &WorkQueue<Q>) + Send + Sync + 'static,
     ) -> &mut Self {
-        let changes = informer.subscribe();
+        let changes = informer.subscribe_caused();
         let queue = self.queue.clone();
         self.tasks.push(Box::new(move |shutdown| {
             Box::pin(feed(changes, queue, handler, shutdown))
@@ -113,9 +118,10 @@ impl<Q: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static> 
     }
 }
 
-/// Hands every change of one informer to `handler` until `shutdown` or the informer is gone.
+/// Hands every change of one informer to `handler`, with the change's journal entry as the
+/// current cause, until `shutdown` or the informer is gone.
 pub async fn feed<K, Q>(
-    mut changes: UnboundedReceiver<Change<K>>,
+    mut changes: UnboundedReceiver<Delivered<K>>,
     queue: WorkQueue<Q>,
     handler: impl Fn(&Change<K>, &WorkQueue<Q>),
     shutdown: CancellationToken,
@@ -125,8 +131,10 @@ pub async fn feed<K, Q>(
             () = shutdown.cancelled() => return,
             change = changes.recv() => change,
         };
-        let Some(change) = change else { return };
-        handler(&change, &queue);
+        let Some(Delivered { change, event }) = change else {
+            return;
+        };
+        caused_by_sync(event, || handler(&change, &queue));
     }
 }
 
@@ -169,10 +177,11 @@ mod tests {
     async fn every_change_goes_through_the_handler_until_the_informer_is_gone() {
         let (tx, rx) = unbounded_channel();
         let queue = queue();
-        tx.send(Change::Added(config_map("a"))).unwrap();
-        tx.send(Change::Deleted(config_map("b"))).unwrap();
+        let send = |change| tx.send(Delivered { change, event: 0 }).unwrap();
+        send(Change::Added(config_map("a")));
+        send(Change::Deleted(config_map("b")));
         let (old, new) = (config_map("c"), config_map("c"));
-        tx.send(Change::Updated { old, new }).unwrap();
+        send(Change::Updated { old, new });
         drop(tx);
         feed(rx, queue.clone(), added_or_updated, CancellationToken::new()).await;
         assert_eq!(queue.len(), 2);
@@ -182,7 +191,7 @@ mod tests {
 
     #[tokio::test]
     async fn shutdown_ends_the_feed() {
-        let (_tx, rx) = unbounded_channel::<Change<ConfigMap>>();
+        let (_tx, rx) = unbounded_channel::<Delivered<ConfigMap>>();
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(feed(rx, queue(), added_or_updated, shutdown.clone()));
         shutdown.cancel();

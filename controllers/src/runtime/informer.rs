@@ -43,6 +43,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 use store::Clock;
+use store::journal::{EntryId, ObjectRef as JournalRef, Record, Step};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -100,6 +101,15 @@ pub enum Change<K> {
     Deleted(Arc<K>),
 }
 
+impl<K> Change<K> {
+    /// The object: the new state, or the last one of a deleted object.
+    pub fn object(&self) -> &Arc<K> {
+        match self {
+            Change::Added(o) | Change::Updated { new: o, .. } | Change::Deleted(o) => o,
+        }
+    }
+}
+
 impl<K> Clone for Change<K> {
     fn clone(&self) -> Self {
         match self {
@@ -109,6 +119,41 @@ impl<K> Clone for Change<K> {
                 new: new.clone(),
             },
             Change::Deleted(o) => Change::Deleted(o.clone()),
+        }
+    }
+}
+
+/// A change with the journal entry of its delivery ([`store::journal`]
+/// `Event`; 0 when the journal is off): what [`Informer::subscribe_caused`]
+/// hands out, so that a handler can run with the delivery as its cause
+/// ([`store::journal::caused_by_sync`]) and the keys it enqueues say why.
+#[derive(Debug)]
+pub struct Delivered<K> {
+    /// The change.
+    pub change: Change<K>,
+    /// The `Event` entry recorded for it.
+    pub event: EntryId,
+}
+
+/// One subscriber's end of the changes.
+enum Subscriber<K> {
+    /// [`Informer::subscribe`]: the change only.
+    Plain(mpsc::UnboundedSender<Change<K>>),
+    /// [`Informer::subscribe_caused`]: the change and its journal entry.
+    Caused(mpsc::UnboundedSender<Delivered<K>>),
+}
+
+impl<K> Subscriber<K> {
+    /// Sends; false when the receiver is gone.
+    fn send(&self, change: &Change<K>, event: EntryId) -> bool {
+        match self {
+            Subscriber::Plain(tx) => tx.send(change.clone()).is_ok(),
+            Subscriber::Caused(tx) => tx
+                .send(Delivered {
+                    change: change.clone(),
+                    event,
+                })
+                .is_ok(),
         }
     }
 }
@@ -299,7 +344,7 @@ pub struct Informer<K> {
     /// to a dropped receiver removes the sender. The lock is held while a
     /// change is applied to the cache *and* sent, so that a late subscriber's
     /// initial `Added` events and the live changes do not interleave.
-    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Change<K>>>>>,
+    subscribers: Arc<Mutex<Vec<Subscriber<K>>>>,
 }
 
 impl<K: Object> Informer<K> {
@@ -346,19 +391,32 @@ impl<K: Object> Informer<K> {
     /// objects are cached first gets each of them as `Added`.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Change<K>> {
         let (tx, rx) = mpsc::unbounded_channel();
+        self.join(Subscriber::Plain(tx));
+        rx
+    }
+
+    /// Like [`Informer::subscribe`], each change with the journal entry of
+    /// its delivery (a late subscriber's initial `Added` events have none).
+    pub fn subscribe_caused(&self) -> mpsc::UnboundedReceiver<Delivered<K>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.join(Subscriber::Caused(tx));
+        rx
+    }
+
+    fn join(&self, subscriber: Subscriber<K>) {
         let mut subscribers = lock(&self.subscribers);
         for obj in self.store.list() {
-            // Cannot fail: `rx` is alive right here.
-            let _ = tx.send(Change::Added(obj));
+            // Cannot fail: the receiver is alive right here.
+            subscriber.send(&Change::Added(obj), 0);
         }
-        subscribers.push(tx);
-        rx
+        subscribers.push(subscriber);
     }
 
     /// Starts the reflector; it runs until `shutdown` is cancelled.
     pub fn run(self, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
         let sink = CacheSink {
             kind: self.resource.kind.clone(),
+            clock: self.clock.clone(),
             store: self.store,
             synced: self.synced,
             subscribers: self.subscribers,
@@ -404,9 +462,11 @@ fn add_builtin_indexes<K: Object>(store: &Store<K>) {
 /// folded into one step).
 struct CacheSink<K> {
     kind: String,
+    /// Where the deliveries are journaled.
+    clock: Clock,
     store: Store<K>,
     synced: watch::Sender<bool>,
-    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Change<K>>>>>,
+    subscribers: Arc<Mutex<Vec<Subscriber<K>>>>,
 }
 
 impl<K: Object> Sink for CacheSink<K> {
@@ -458,16 +518,13 @@ impl<K: Object> CacheSink<K> {
         let mut subscribers = lock(&self.subscribers);
         let old = self.store.write().put(key.clone(), obj.clone());
         let change = match old {
-            Some(old) => {
-                trace::informer_event(&self.kind, "MODIFIED", &key);
-                Change::Updated { old, new: obj }
-            }
-            None => {
-                trace::informer_event(&self.kind, "ADDED", &key);
-                Change::Added(obj)
-            }
+            Some(old) => Change::Updated { old, new: obj },
+            None => Change::Added(obj),
         };
-        broadcast(&mut subscribers, change);
+        let verb = verb_of(&change);
+        let event = self.journal(verb, &change);
+        trace::informer_event(&self.kind, verb, &key, event);
+        broadcast(&mut subscribers, change, event);
     }
 
     /// A deleted object.
@@ -475,8 +532,10 @@ impl<K: Object> CacheSink<K> {
         let key = key_of(obj.metadata());
         let mut subscribers = lock(&self.subscribers);
         self.store.write().remove(&key);
-        trace::informer_event(&self.kind, "DELETED", &key);
-        broadcast(&mut subscribers, Change::Deleted(obj));
+        let change = Change::Deleted(obj);
+        let event = self.journal("DELETED", &change);
+        trace::informer_event(&self.kind, "DELETED", &key, event);
+        broadcast(&mut subscribers, change, event);
     }
 
     /// Replaces the cache with a fresh list (client-go `Replace`): new
@@ -492,13 +551,16 @@ impl<K: Object> CacheSink<K> {
                 Some(old) => Change::Updated { old, new: obj },
                 None => Change::Added(obj),
             };
-            broadcast(&mut subscribers, change);
+            let event = self.journal(verb_of(&change), &change);
+            broadcast(&mut subscribers, change, event);
         }
         for key in stale {
             let removed = self.store.write().remove(&key);
             if let Some(old) = removed {
-                trace::informer_event(&self.kind, "DELETED", &key);
-                broadcast(&mut subscribers, Change::Deleted(old));
+                let change = Change::Deleted(old);
+                let event = self.journal("DELETED", &change);
+                trace::informer_event(&self.kind, "DELETED", &key, event);
+                broadcast(&mut subscribers, change, event);
             }
         }
     }
@@ -507,19 +569,66 @@ impl<K: Object> CacheSink<K> {
     fn resync_all(&self) {
         let mut subscribers = lock(&self.subscribers);
         for obj in self.store.list() {
-            trace::informer_event(&self.kind, "RESYNC", &key_of(obj.metadata()));
             let change = Change::Updated {
                 old: obj.clone(),
                 new: obj,
             };
-            broadcast(&mut subscribers, change);
+            let event = self.journal("RESYNC", &change);
+            trace::informer_event(&self.kind, "RESYNC", &key_of(change.object().metadata()), event);
+            broadcast(&mut subscribers, change, event);
         }
+    }
+
+    /// Records the delivery of `change` as an `Event` entry: the object and
+    /// the resourceVersion it carries, by which the journal finds the write
+    /// that caused it (and takes its message: what changed). Returns its id
+    /// (0 when the journal is off).
+    fn journal(&self, verb: &str, change: &Change<K>) -> EntryId {
+        let journal = self.clock.journal();
+        if !journal.enabled() {
+            return 0;
+        }
+        let meta = change.object().metadata();
+        let record = Record {
+            step: Some(Step::Event),
+            actor: self.kind.clone(),
+            verb: verb.to_string(),
+            object: Some(JournalRef::new(
+                &self.kind,
+                meta.namespace.as_deref().unwrap_or(""),
+                meta.name.as_deref().unwrap_or(""),
+            )),
+            resource_version: meta.resource_version.clone().unwrap_or_default(),
+            message: if verb == "RESYNC" {
+                "resync: delivered again, unchanged".to_string()
+            } else {
+                String::new()
+            },
+            ..Record::default()
+        };
+        journal.record(self.clock.now(), record)
     }
 }
 
-/// Sends `change` to every subscriber, dropping those that went away.
-fn broadcast<K>(subscribers: &mut Vec<mpsc::UnboundedSender<Change<K>>>, change: Change<K>) {
-    subscribers.retain(|tx| tx.send(change.clone()).is_ok());
+/// The watch verb of a change: `ADDED`, `MODIFIED` or `DELETED`; an update
+/// to the same resourceVersion (a relist of an unchanged object) is a `RESYNC`.
+fn verb_of<K: Object>(change: &Change<K>) -> &'static str {
+    match change {
+        Change::Added(_) => "ADDED",
+        Change::Updated { old, new }
+            if old.metadata().resource_version == new.metadata().resource_version =>
+        {
+            "RESYNC"
+        }
+        Change::Updated { .. } => "MODIFIED",
+        Change::Deleted(_) => "DELETED",
+    }
+}
+
+/// Sends `change` (delivered as journal entry `event`) to every
+/// subscriber, dropping those that went away.
+fn broadcast<K>(subscribers: &mut Vec<Subscriber<K>>, change: Change<K>, event: EntryId) {
+    subscribers.retain(|tx| tx.send(&change, event));
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 //! [`TARGET`]:
 //!
 //! ```text
-//! informer ReplicaSet ADDED default/web-7d4b9
-//! [replicaset] enqueue default/web-7d4b9
-//! [replicaset] sync default/web-7d4b9 start
+//! informer ReplicaSet ADDED default/web-7d4b9 #41
+//! [replicaset] enqueue default/web-7d4b9 #42 ← #41
+//! [replicaset] sync default/web-7d4b9 start #43 ← #42
 //! [replicaset]   create pods default/web-7d4b9-x2k1p: ok
 //! [replicaset]   update replicasets/status default/web-7d4b9: ok
 //! [replicaset] sync default/web-7d4b9 end after 3ms: Done
@@ -16,12 +16,17 @@
 //! The informer, the [`super::WorkQueue`] (when made with
 //! [`super::WorkQueue::named`]) and [`super::run_workers`] log their steps;
 //! the writes come from a [`TracingClient`] wrapped around the controller's
-//! client. There is no upstream counterpart: client-go logs at `-v=4` are
-//! close, but scattered.
+//! client. `#id ← #cause` are the steps' entries in the causal journal
+//! ([`store::journal`], `/debug/journal`), when it records: the journal is
+//! the whole story (the writes' causes and what they changed), the trace
+//! its readable tail. There is no upstream counterpart: client-go logs at
+//! `-v=4` are close, but scattered.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
+
+use store::journal::EntryId;
 
 use super::client::{BoxFuture, Client, ClientResult, ResourceRef, json_name};
 use super::meta::object_key;
@@ -44,10 +49,21 @@ pub fn show<K: Debug + ?Sized>(key: &K) -> String {
     }
 }
 
-/// An informer delivered a change (`ADDED`, `MODIFIED`, `DELETED`, `RESYNC`).
-pub fn informer_event(kind: &str, what: &str, key: &str) {
+/// ` #id ← #cause`, ` #id`, or nothing when the journal is off.
+pub fn ids(id: EntryId, cause: Option<EntryId>) -> String {
+    match (id, cause) {
+        (0, _) => String::new(),
+        (id, Some(cause)) => format!(" #{id} ← #{cause}"),
+        (id, None) => format!(" #{id}"),
+    }
+}
+
+/// An informer delivered a change (`ADDED`, `MODIFIED`, `DELETED`, `RESYNC`),
+/// recorded as journal entry `event`.
+pub fn informer_event(kind: &str, what: &str, key: &str, event: EntryId) {
     if enabled() {
-        tracing::info!(target: TARGET, "informer {kind} {what} {key}");
+        let ids = ids(event, None);
+        tracing::info!(target: TARGET, "informer {kind} {what} {key}{ids}");
     }
 }
 
@@ -58,17 +74,19 @@ pub fn informer_listed(kind: &str, count: usize, resource_version: &str) {
     }
 }
 
-/// A key went into a controller's queue.
-pub fn enqueued<K: Debug + ?Sized>(controller: &str, key: &K) {
+/// A key went into a controller's queue (journal entry `id`, caused by `cause`).
+pub fn enqueued<K: Debug + ?Sized>(controller: &str, key: &K, id: EntryId, cause: Option<EntryId>) {
     if enabled() {
-        tracing::info!(target: TARGET, "[{controller}] enqueue {}", show(key));
+        let ids = ids(id, cause);
+        tracing::info!(target: TARGET, "[{controller}] enqueue {}{ids}", show(key));
     }
 }
 
-/// A worker took a key.
-pub fn sync_start<K: Debug + ?Sized>(controller: &str, key: &K) {
+/// A worker took a key (journal entry `id`, caused by `cause`).
+pub fn sync_start<K: Debug + ?Sized>(controller: &str, key: &K, id: EntryId, cause: Option<EntryId>) {
     if enabled() {
-        tracing::info!(target: TARGET, "[{controller}] sync {} start", show(key));
+        let ids = ids(id, cause);
+        tracing::info!(target: TARGET, "[{controller}] sync {} start{ids}", show(key));
     }
 }
 
@@ -230,6 +248,7 @@ mod tests {
         let api = TestApi::builder().clock(clock.clone()).build().await;
         let client = TracingClient::wrap(Arc::new(InProcessClient::new(api, "demo")), "demo");
         let reconciler = CreatesOne(Typed::new(client));
+        let journal_clock = clock.clone();
         let queue = WorkQueue::named(clock, "demo");
         queue.add("cm-1".to_string());
         let key = queue.get().await.unwrap();
@@ -239,8 +258,20 @@ mod tests {
 
         let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
-        assert_eq!(lines[0], "[demo] enqueue cm-1");
-        assert_eq!(lines[1], "[demo] sync cm-1 start");
+        let enqueue: u64 = lines[0]
+            .strip_prefix("[demo] enqueue cm-1 #")
+            .and_then(|id| id.parse().ok())
+            .unwrap_or_else(|| panic!("{}", lines[0]));
+        let sync = enqueue + 1;
+        assert_eq!(lines[1], format!("[demo] sync cm-1 start #{sync} ← #{enqueue}"));
+        // The create is journaled as caused by the sync.
+        let journal = journal_clock.journal();
+        let write = journal.get(sync + 1).expect("the create's entry");
+        assert_eq!(
+            (write.step, write.cause),
+            (store::journal::Step::Write, Some(sync))
+        );
+        assert_eq!(write.actor, "demo");
         assert_eq!(lines[2], "[demo]   create configmaps default/cm-1: ok");
         assert!(lines[3].starts_with("[demo] sync cm-1 end after ") && lines[3].ends_with(": Done"));
         assert!(lines[5].starts_with("[demo]   create configmaps default/cm-1: AlreadyExists"));

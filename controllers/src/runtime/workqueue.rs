@@ -665,6 +665,63 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_sync_gets_the_enqueues_it_answers() {
+        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH, 1.0);
+        let q: WorkQueue<String> = WorkQueue::named(clock.clone(), "deployment");
+        journal::caused_by_sync(41, || q.add(key("default/web")));
+        journal::caused_by_sync(42, || q.add(key("default/web")));
+        let got = q.get().await.unwrap();
+        let causes = q.take_causes(&got);
+        assert_eq!(causes.len(), 2);
+        assert!(q.take_causes(&got).is_empty(), "taken once");
+        let first = clock.journal().get(causes[0]).unwrap();
+        assert_eq!(first.step, Step::Enqueue);
+        assert_eq!(first.cause, Some(41));
+        assert_eq!(first.actor, "deployment");
+        assert_eq!(
+            first.object,
+            Some(JournalRef::new("Deployment", "default", "web"))
+        );
+        let second = clock.journal().get(causes[1]).unwrap();
+        assert_eq!(
+            (second.cause, second.message.as_str()),
+            (Some(42), "already queued")
+        );
+        q.done(&got);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_delayed_add_keeps_the_cause_it_was_asked_under() {
+        let clock = Clock::starting_at(SystemTime::UNIX_EPOCH, 1.0);
+        let q: WorkQueue<String> = WorkQueue::named(clock.clone(), "replicaset");
+        journal::caused_by_sync(7, || q.add_after(key("default/web"), Duration::from_secs(5)));
+        pass(Duration::from_secs(6)).await;
+        let got = try_get(&q).await.unwrap();
+        let causes = q.take_causes(&got);
+        let entry = clock.journal().get(causes[0]).unwrap();
+        assert_eq!(entry.cause, Some(7));
+        assert_eq!(entry.message, "queued, after 5s");
+    }
+
+    #[test]
+    fn keys_name_objects_of_the_queues_kind() {
+        assert_eq!(
+            object_of("Pod", "default/web-1"),
+            Some(JournalRef::new("Pod", "default", "web-1"))
+        );
+        assert_eq!(
+            object_of("Node", "node-1"),
+            Some(JournalRef::new("Node", "", "node-1"))
+        );
+        assert_eq!(
+            object_of("Job", "OrphanPod(\"default/p\")"),
+            Some(JournalRef::new("Pod", "default", "p"))
+        );
+        assert_eq!(object_of("", "(\"a\", 3)"), None);
+        assert_eq!(key_kind("deployment"), "Deployment");
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn shut_down_wakes_idle_workers() {
         let q = queue();
         let worker = tokio::spawn({
