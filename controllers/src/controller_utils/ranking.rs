@@ -154,6 +154,29 @@ pub fn cmp_pods_with_ranks(a: &RankedPod<'_>, b: &RankedPod<'_>, now: Timestamp)
         .then_with(|| cmp_creation(pa, pb, Some(now)))
 }
 
+/// The rule of [`cmp_pods_with_ranks`] that puts `a` before `b`, in words (`not ready before
+/// ready`), for the causal journal's account of a scale-down; `None` when nothing tells them apart.
+pub fn deciding_rule(a: &RankedPod<'_>, b: &RankedPod<'_>, now: Timestamp) -> Option<&'static str> {
+    let (pa, pb) = (a.pod, b.pod);
+    let rules: [(Ordering, &'static str); 8] = [
+        (cmp_unassigned(pa, pb), "unscheduled before scheduled"),
+        (cmp_phase(pa, pb), "Pending before Unknown before Running"),
+        (cmp_not_ready(pa, pb), "not ready before ready"),
+        (
+            pod_deletion_cost(pa).cmp(&pod_deletion_cost(pb)),
+            "lower pod-deletion-cost first",
+        ),
+        (b.rank.cmp(&a.rank), "more related pods on the same node first"),
+        (cmp_ready_time(pa, pb, Some(now)), "ready more recently first"),
+        (cmp_restarts(pa, pb), "more restarts first"),
+        (cmp_creation(pa, pb, Some(now)), "newer first"),
+    ];
+    rules
+        .into_iter()
+        .find(|(order, _)| *order != Ordering::Equal)
+        .map(|(_, rule)| rule)
+}
+
 /// Sorts pods so that the ones to delete first come first (upstream `sort.Sort(ActivePods(..))`).
 pub fn sort_active_pods(pods: &mut [&Pod]) {
     merge_sort_by(pods, |a, b| cmp_active_pods(a, b));

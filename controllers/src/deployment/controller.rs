@@ -35,7 +35,7 @@ use crate::runtime::{
 };
 
 /// The controller's name, in the trace and the logs.
-const NAME: &str = "deployment";
+pub const NAME: &str = "deployment";
 
 /// The Deployment controller. Build it before the informers run, then [`DeploymentController::run`].
 pub struct DeploymentController {

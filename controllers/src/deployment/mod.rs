@@ -7,7 +7,7 @@
 //! | --- | --- | --- |
 //! | [`controller`] | informers → handlers (change → keys) → queue; `impl Reconciler`; `run` | `deployment_controller.go`: event handlers, `Run` |
 //! | [`sync`] | one sync: read the caches → claim the ReplicaSets → [`plan`] → apply the steps | `deployment_controller.go`: `syncDeployment`; the writes of `sync.go` |
-//! | [`plan`] | pure: the ordered [`plan::Step`]s of one sync | `deployment_controller.go`: `syncDeployment`; `sync.go`: `getNewReplicaSet` and friends |
+//! | [`plan`] | pure: the ordered [`plan::Step`]s of one sync, and its [`decisions`] for the causal journal | `deployment_controller.go`: `syncDeployment`; `sync.go`: `getNewReplicaSet` and friends |
 //! | [`rolling`] | pure: the RollingUpdate strategy | `rolling.go` |
 //! | [`recreate`] | pure: the Recreate strategy | `recreate.go` |
 //! | [`scale`] | pure: proportional scaling, history cleanup | `sync.go`: `scale`, `cleanupDeployment` |
@@ -24,6 +24,7 @@
 //! failure.
 
 pub mod controller;
+pub mod decisions;
 pub mod plan;
 pub mod recreate;
 pub mod rolling;

@@ -36,8 +36,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 
 use crate::runtime::EventType;
 
+use super::decisions::{self, Decision};
 use super::recreate::{
-    old_pods_running, scale_down_old_replica_sets_for_recreate, scale_up_new_replica_set_for_recreate,
+    old_pods_count, old_pods_running, scale_down_old_replica_sets_for_recreate,
+    scale_up_new_replica_set_for_recreate,
 };
 use super::rolling::{OldScaleDown, ScaleChange, reconcile_new_replica_set, reconcile_old_replica_sets};
 use super::scale::{cleanup_deployment, scale};
@@ -112,6 +114,9 @@ pub enum Step {
 pub struct Plan {
     /// In application order.
     pub steps: Vec<Step>,
+    /// Why: the plan's decisions with their numbers, for the causal journal (the sync records
+    /// them; they change nothing).
+    pub decisions: Vec<Decision>,
 }
 
 /// Why no plan could be made (upstream: the sync returns an error and is retried).
@@ -157,7 +162,10 @@ pub fn plan_rollout(
     }
     let mut planner = Planner::new(d, rs_list, pods, now);
     planner.run()?;
-    Ok(Plan { steps: planner.steps })
+    Ok(Plan {
+        steps: planner.steps,
+        decisions: planner.decisions,
+    })
 }
 
 fn selects_everything(d: &Deployment) -> bool {
@@ -179,7 +187,10 @@ fn selecting_all(d: &Deployment) -> Plan {
         status.observed_generation = Some(generation);
         steps.push(Step::UpdateStatus(normalize_status(&status)));
     }
-    Plan { steps }
+    Plan {
+        steps,
+        decisions: Vec::new(),
+    }
 }
 
 /// What to do when [`Step::CreateNewReplicaSet`] failed because the name is taken.
@@ -257,6 +268,7 @@ struct Planner<'a> {
     new_rs: Option<ReplicaSet>,
     resolved: bool,
     steps: Vec<Step>,
+    decisions: Vec<Decision>,
 }
 
 impl<'a> Planner<'a> {
@@ -273,6 +285,7 @@ impl<'a> Planner<'a> {
             new_rs: None,
             resolved: false,
             steps: Vec::new(),
+            decisions: Vec::new(),
         }
     }
 
@@ -398,6 +411,8 @@ impl<'a> Planner<'a> {
             MAX_REV_HISTORY_LENGTH_IN_CHARS,
         );
         let name = name_of(&rs.metadata).to_string();
+        self.decisions
+            .push(decisions::new_replica_set_created(&self.d, &self.old_rss, &rs));
         self.steps.push(Step::CreateNewReplicaSet(Box::new(rs.clone())));
         if replicas > 0 {
             self.scaling_event(format!("Scaled up replica set {name} from 0 to {replicas}"));
@@ -452,6 +467,9 @@ impl<'a> Planner<'a> {
     fn sync(&mut self) -> Result<(), PlanError> {
         self.sync_revision(false)?;
         let changes = scale(&self.d, self.new_rs.as_mut(), &mut self.old_rss);
+        if !changes.is_empty() {
+            self.decisions.push(decisions::scale(&self.d, &changes));
+        }
         self.apply_scales(changes);
         let rollback_pending = self
             .d
@@ -473,10 +491,23 @@ impl<'a> Planner<'a> {
             self.finish_rollout_status();
             return Ok(());
         };
+        let before = new_rs.clone();
         let scaled_up = reconcile_new_replica_set(&self.d, &self.old_rss, &mut new_rs)?;
+        self.decisions.push(decisions::reconcile_new_replica_set(
+            &self.d,
+            &self.old_rss,
+            &before,
+            scaled_up.as_ref(),
+        ));
         let scaled_down = match scaled_up {
             Some(_) => OldScaleDown::default(),
-            None => reconcile_old_replica_sets(&self.d, &mut self.old_rss, &new_rs),
+            None => {
+                let old_before = self.old_rss.clone();
+                let result = reconcile_old_replica_sets(&self.d, &mut self.old_rss, &new_rs);
+                let why = decisions::reconcile_old_replica_sets(&self.d, &old_before, &new_rs, &result);
+                self.decisions.push(why);
+                result
+            }
         };
         self.new_rs = Some(new_rs);
         let scaled = scaled_up.is_some() || scaled_down.scaled;
@@ -493,17 +524,22 @@ impl<'a> Planner<'a> {
         self.sync_revision(false)?;
         let scaled_down = scale_down_old_replica_sets_for_recreate(&mut self.old_rss);
         if !scaled_down.is_empty() {
+            self.decisions.push(decisions::recreate_scale_down(&scaled_down));
             self.apply_scales(scaled_down);
             self.finish_rollout_status();
             return Ok(());
         }
         if old_pods_running(self.new_rs.as_ref(), &self.observed_old, self.pods) {
+            let running = old_pods_count(self.new_rs.as_ref(), &self.observed_old, self.pods);
+            self.decisions.push(decisions::recreate_waiting(running));
             self.finish_rollout_status();
             return Ok(());
         }
         self.sync_revision(true)?;
         if let Some(new_rs) = self.new_rs.as_mut() {
             let change = scale_up_new_replica_set_for_recreate(&self.d, new_rs);
+            let why = decisions::recreate_scale_up(&self.d, new_rs, change.as_ref());
+            self.decisions.push(why);
             self.apply_scales(change.into_iter().collect());
         }
         if self.previous_status_complete() {
@@ -521,7 +557,12 @@ impl<'a> Planner<'a> {
     }
 
     fn cleanup(&mut self) {
-        for name in cleanup_deployment(&self.d, &self.observed_old) {
+        let names = cleanup_deployment(&self.d, &self.observed_old);
+        if !names.is_empty() {
+            let why = decisions::cleanup(&self.d, self.observed_old.len(), &names);
+            self.decisions.push(why);
+        }
+        for name in names {
             self.steps.push(Step::DeleteReplicaSet { name });
         }
     }
@@ -594,6 +635,10 @@ impl<'a> Planner<'a> {
             &self.d,
             self.now,
         );
+        if status_changed(&deployment_status(self.original), &result.status) {
+            self.decisions
+                .push(decisions::rollout_status(&self.d, &result.status));
+        }
         self.finish(result.status, result.requeue_after);
     }
 

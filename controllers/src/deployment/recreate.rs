@@ -39,6 +39,19 @@ pub fn old_pods_running(new_rs: Option<&ReplicaSet>, old_rss: &[ReplicaSet], pod
         .any(|pod| !is_terminal_phase(pod_phase(pod)))
 }
 
+/// How many old pods [`old_pods_running`] waits for: the larger of what the old ReplicaSets report
+/// and the pods outside the new ReplicaSet that have not finished (for the journal's sentence).
+pub fn old_pods_count(new_rs: Option<&ReplicaSet>, old_rss: &[ReplicaSet], pods: &[Arc<Pod>]) -> usize {
+    let reported = usize::try_from(get_actual_replica_count_for_replica_sets(old_rss)).unwrap_or(0);
+    let new_uid = new_rs.and_then(|rs| rs.metadata.uid.as_deref());
+    let unfinished = pods
+        .iter()
+        .filter(|pod| new_uid.is_none() || controller_uid(&pod.metadata) != new_uid)
+        .filter(|pod| !is_terminal_phase(pod_phase(pod)))
+        .count();
+    reported.max(unfinished)
+}
+
 /// Upstream `scaleUpNewReplicaSetForRecreate`: the new ReplicaSet goes to `spec.replicas`.
 pub fn scale_up_new_replica_set_for_recreate(d: &Deployment, new_rs: &mut ReplicaSet) -> Option<ScaleChange> {
     resize(new_rs, spec_replicas(d))

@@ -34,6 +34,7 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use store::Clock;
 
+use super::controller::NAME;
 use super::plan::{self, CreateConflict, Plan, on_create_conflict, on_create_failure, plan_rollout};
 use super::util::REVISION_ANNOTATION;
 use crate::controller_ref_manager::ControllerRefManager;
@@ -98,6 +99,7 @@ impl DeploymentSync {
         let now = clock_now(&self.clock)?;
         let plan = plan_rollout(&d, &rs_list, &pods, now)
             .map_err(|e| ReconcileError::terminal(format!("deployment {key}: {e}")))?;
+        self.record_decisions(&d, &plan);
         Applier::new(self, d, rs_list, now).apply(plan).await
     }
 
@@ -109,6 +111,23 @@ impl DeploymentSync {
             .filter_map(|rs| rs.metadata.uid.as_deref())
             .flat_map(|uid| self.pods.by_index(OWNER_INDEX, uid))
             .collect()
+    }
+
+    /// Puts the plan's decisions into the causal journal, caused by this sync.
+    fn record_decisions(&self, d: &Deployment, plan: &Plan) {
+        let object = || {
+            let meta = &d.metadata;
+            store::journal::ObjectRef::new(
+                "Deployment",
+                meta.namespace.as_deref().unwrap_or(""),
+                name_of(meta),
+            )
+        };
+        for decision in &plan.decisions {
+            self.clock.decide(NAME, decision.function, Some(object()), || {
+                decision.message.clone()
+            });
+        }
     }
 
     fn event(&self, d: &Deployment, type_: EventType, reason: &str, message: &str) {
@@ -125,6 +144,7 @@ impl DeploymentSync {
         let namespace = d.metadata.namespace.as_deref().unwrap_or("");
         let candidates = self.replicasets.by_index(NAMESPACE_INDEX, namespace);
         let claimed = ControllerRefManager::new(d, selector, &self.deployments_api, &self.replicasets_api)
+            .journal(&self.clock)
             .claim(&candidates)
             .await?;
         Ok(claimed.iter().map(|rs| ReplicaSet::clone(rs)).collect())
