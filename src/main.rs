@@ -96,12 +96,20 @@ struct UpArgs {
     /// `miniplane explain`); 0 records nothing.
     #[arg(long, default_value_t = store::journal::DEFAULT_CAPACITY)]
     journal_size: usize,
-    /// Switch one mechanism off to see why it exists (a lesson; repeat or
-    /// comma-separate): expectations, pod-deletion-ranking, controller-ref-claim.
+    /// Switch one mechanism off to see why it exists (a lesson, for learning
+    /// only: docs/lessons/; repeat or comma-separate). `expectations`: the
+    /// ReplicaSet controller acts on its cache even before it shows the pods
+    /// it just created, and with a lagging cache creates more pods than
+    /// spec.replicas, deleting the extras later. `pod-deletion-ranking`: a
+    /// scale-down deletes the oldest pods first, ready ones included, instead
+    /// of unscheduled, pending and unready ones. `controller-ref-claim`: a
+    /// ReplicaSet takes every pod its selector matches, whoever controls it,
+    /// so two with overlapping selectors fight over pods forever.
     #[arg(long, value_delimiter = ',', value_parser = ["expectations", "pod-deletion-ranking", "controller-ref-claim"])]
     disable: Vec<String>,
     /// Deliver every watch event to the informers this much later, in
-    /// simulated time (a lesson: `500ms`, `2s`).
+    /// simulated time and in order (a lesson: `500ms`, `10s`): every
+    /// controller's cache lags the API server by this much.
     #[arg(long, value_parser = parse_duration)]
     informer_lag: Option<std::time::Duration>,
     /// Acknowledge writes before they are flushed to disk (faster, and a
