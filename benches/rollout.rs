@@ -22,6 +22,12 @@
 //!    writes cost; below 1 means writes overlapped (group commit, several
 //!    writers); well above 1 means time went elsewhere (waits, reconcile
 //!    cost, lists).
+//!
+//!    The section runs twice on fresh servers: with the causal journal at
+//!    its default size (`--journal-size 20000`, `store::journal`), then with
+//!    it off (`--journal-size 0`), and prints `journal on / off`, the ratio
+//!    of the two rolling updates' wall times (target ≤ 1.10: the journal
+//!    stays off the hot path).
 //! 2. **RSS with 10,000 running pods**: spawns the binary (`up --nodes 100
 //!    --time-scale 1000`, 110 pods per node by default), POSTs 10
 //!    Deployments of 1,000 replicas, polls the Deployments until their
@@ -94,7 +100,9 @@ async fn run() -> Result<()> {
         filters.is_empty() || filters.iter().any(|f| f == name)
     };
     let r = if only("rollout") {
-        Some(rolling_update().await?)
+        let on = rolling_update(store::journal::DEFAULT_CAPACITY).await?;
+        let off = rolling_update(0).await?;
+        Some((on, off))
     } else {
         None
     };
@@ -107,8 +115,15 @@ async fn run() -> Result<()> {
 
     section("summary");
     println!("{:<46} {:>14} {:>14}", "figure", "value", "target");
-    if let Some(r) = &r {
-        rollout_summary(r);
+    if let Some((on, off)) = &r {
+        println!(
+            "with the causal journal ({} entries):",
+            store::journal::DEFAULT_CAPACITY
+        );
+        rollout_summary(on);
+        println!("without it (--journal-size 0):");
+        rollout_summary(off);
+        journal_summary(on, off);
     }
     if let Some(m) = &m {
         rss_summary(m);
@@ -153,6 +168,25 @@ fn rollout_summary(r: &RolloutFigures) {
     }
 }
 
+/// The cost of the causal journal: the rolling update's wall time with it
+/// over the time without.
+fn journal_summary(on: &RolloutFigures, off: &RolloutFigures) {
+    let (Some(a), Some(b)) = (&on.rollout, &off.rollout) else {
+        println!(
+            "{:<46} {:>14} {:>14}",
+            "journal on / off", "NOT FINISHED", "≤ 1.10"
+        );
+        return;
+    };
+    let ratio = a.wall.as_secs_f64() / b.wall.as_secs_f64();
+    println!(
+        "{:<46} {:>14} {:>14}",
+        "journal on / off (rolling update wall time)",
+        format!("{ratio:.3}"),
+        "≤ 1.10"
+    );
+}
+
 struct RolloutFigures {
     mean_write: Duration,
     rollout: Option<Done>,
@@ -163,12 +197,13 @@ struct Done {
     writes: u64,
 }
 
-async fn rolling_update() -> Result<RolloutFigures> {
+/// Section 1 on a fresh server whose journal keeps `journal` entries (0: off).
+async fn rolling_update(journal: usize) -> Result<RolloutFigures> {
     section(&format!(
-        "1. {ROLLOUT_REPLICAS}-replica rolling update (in-process server, Flush, {ROLLOUT_NODES} nodes × {ROLLOUT_PODS_PER_NODE} pods)"
+        "1. {ROLLOUT_REPLICAS}-replica rolling update (in-process server, Flush, {ROLLOUT_NODES} nodes × {ROLLOUT_PODS_PER_NODE} pods, journal size {journal})"
     ));
     let server = miniplane::Server::start(miniplane::Config {
-        clock: Clock::scaled(TIME_SCALE),
+        clock: Clock::scaled(TIME_SCALE).with_journal(store::Journal::new(journal)),
         sim: Some(SimConfig {
             nodes: ROLLOUT_NODES,
             capacity: kubelet_sim::node::Capacity {

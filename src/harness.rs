@@ -259,6 +259,14 @@ impl ClusterBuilder {
         self.clock(Clock::scaled(scale))
     }
 
+    /// Keeps the last `entries` steps in the causal journal
+    /// ([`store::journal`]; 0 records nothing). Set after [`ClusterBuilder::clock`]
+    /// or [`ClusterBuilder::time_scale`], which bring a journal of the default size.
+    pub fn journal_size(mut self, entries: usize) -> Self {
+        self.clock = self.clock.with_journal(store::Journal::new(entries));
+        self
+    }
+
     /// The seed of the API's uids and names and of the kubelet's choices.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;

@@ -22,6 +22,7 @@ mod hpa;
 mod https;
 mod identity;
 mod jobs;
+mod journal;
 mod kubectl_matrix;
 mod kubernetes_service;
 mod limits;
