@@ -132,6 +132,7 @@ class Informer {
     if (!resp.ok) throw await failure(resp);
     const list = await resp.json();
     this.objects = new Map(list.items.map((o) => [o.metadata.uid, o]));
+    this.synced = true;
     this.onChange();
     return list.metadata.resourceVersion;
   }
@@ -378,29 +379,39 @@ class Timeline {
     this.events = model.events;
   }
 
+  /**
+   * The time axis: from the first sample (at most ten minutes back) to now,
+   * but not far past the last change, so that a rollout fills the width
+   * however long the page stays open.
+   */
+  span() {
+    const last = this.samples[this.samples.length - 1].t;
+    const first = Math.max(this.samples[0].t, last - 600_000);
+    const end = Math.min(Math.max(clock.now(), last), last + Math.max(10_000, (last - first) / 4));
+    return [first, Math.max(end, first + 1000)];
+  }
+
   render() {
     const box = document.getElementById('timeline');
     const legend = document.getElementById('legend');
     if (this.samples.length === 0) return;
     const [width, height, left, bottom, top] = [760, 220, 36, 34, 10];
-    const t0 = this.samples[0].t;
-    const t1 = Math.max(clock.now(), this.samples[this.samples.length - 1].t, t0 + 1000);
+    const [t0, t1] = this.span();
     const names = (this.order || []).filter((n) => this.samples.some((s) => n in s.replicas));
     const most = Math.max(1, ...this.samples.flatMap((s) => [s.ready, ...Object.values(s.replicas)]));
-    const x = (t) => left + ((t - t0) / (t1 - t0)) * (width - left - 8);
+    const x = (t) => left + ((Math.max(t, t0) - t0) / (t1 - t0)) * (width - left - 8);
     const y = (n) => top + (1 - n / most) * (height - top - bottom);
-    /** A step line: each value holds until the next sample. */
+    /** A step line: each value holds until the next sample (samples before t0 start it at t0). */
     const steps = (value) => {
       const points = [];
-      let previous = null;
+      let previous;
       for (const s of this.samples) {
         const v = value(s);
-        if (v === undefined) { previous = null; continue; }
-        if (previous !== null) points.push(`${x(s.t)},${y(previous)}`);
-        points.push(`${x(s.t)},${y(v)}`);
+        if (s.t >= t0 && previous !== undefined) points.push(`${x(s.t)},${y(previous)}`);
+        if (s.t >= t0 && v !== undefined) points.push(`${x(s.t)},${y(v)}`);
         previous = v;
       }
-      if (previous !== null) points.push(`${x(t1)},${y(previous)}`);
+      if (previous !== undefined) points.push(`${x(t1)},${y(previous)}`);
       return points.join(' ');
     };
     const grid = [];
@@ -460,35 +471,51 @@ class Journal {
     this.render();
   }
 
-  /** Follows `namespace` (entries about its objects, and those of no object). */
+  /**
+   * Follows `namespace`'s entries, once a second. A server without a
+   * journal (404) is asked once only: the browser logs every failed request.
+   */
   async follow(namespace) {
     const generation = ++this.generation;
     this.entries = new Map();
     this.after = 0;
     this.render();
-    while (generation === this.generation) {
+    while (generation === this.generation && this.available) {
       try {
         await this.poll(namespace);
       } catch (error) {
         setStatus(`journal: ${error.message}`);
       }
-      await sleep(this.available ? 1000 : 15000);
+      await sleep(1000);
     }
   }
 
+  /**
+   * Asks for the entries after the last page's, and the newest 100 ids
+   * again: an informer event's cause is filled in when its write is
+   * recorded, which can come just after the event.
+   */
   async poll(namespace) {
+    let after = Math.max(0, this.after - 100);
+    let changed = false;
     for (;;) {
-      const resp = await api(`/debug/journal?after=${this.after}&limit=1000&namespace=${encodeURIComponent(namespace)}`);
+      const resp = await api(`/debug/journal?after=${after}&limit=1000&namespace=${encodeURIComponent(namespace)}`);
       this.setAvailable(resp.status !== 404);
       if (resp.status === 404) return;
       if (!resp.ok) throw await failure(resp);
       const page = await resp.json();
-      for (const entry of page.entries) this.entries.set(entry.id, entry);
-      this.after = page.next ?? Math.max(this.after, ...page.entries.map((e) => e.id));
-      this.trim();
-      if (page.entries.length > 0) this.render();
-      if (page.entries.length < 1000) return;
+      for (const entry of page.entries) {
+        const known = this.entries.get(entry.id);
+        if (known && JSON.stringify(known) === JSON.stringify(entry)) continue;
+        this.entries.set(entry.id, entry);
+        changed = true;
+      }
+      after = page.next;
+      if (page.entries.length < 1000) break;
     }
+    this.after = Math.max(this.after, after);
+    this.trim();
+    if (changed) this.render();
   }
 
   trim() {
@@ -512,10 +539,15 @@ class Journal {
   }
 
   render() {
-    const shown = [...this.entries.values()].filter((e) => this.matches(e)).slice(-300).reverse();
+    // The newest 300, and back to the highlighted cause if it is older.
+    const matching = [...this.entries.values()].filter((e) => this.matches(e));
+    const cause = matching.findIndex((e) => e.id === this.highlighted);
+    const from = Math.max(0, matching.length - 300);
+    const shown = matching.slice(cause >= 0 ? Math.min(cause, from) : from).reverse();
     const rows = shown.map((e) => {
       const o = e.object;
-      return h('tr', { id: `entry-${e.id}`, class: `step-${e.step}` },
+      const highlight = e.id === this.highlighted ? ' highlight' : '';
+      return h('tr', { id: `entry-${e.id}`, class: `step-${e.step}${highlight}` },
         h('td', { class: 'id' }, `#${e.id}`),
         h('td', { class: 'when' }, (e.time || '').slice(11, 23)),
         h('td', null, e.step),
@@ -542,13 +574,18 @@ class Journal {
       }
       this.entries = new Map([...this.entries, [id, found]].sort(([a], [b]) => a - b));
     }
+    this.highlighted = id;
     if (!this.matches(this.entries.get(id))) this.setFilter('');
     else this.render();
     const row = document.getElementById(`entry-${id}`);
-    if (!row) return;
-    row.classList.add('highlight');
-    row.scrollIntoView({ block: 'center', behavior: 'smooth' });
-    setTimeout(() => row.classList.remove('highlight'), 4000);
+    // Scrolls the journal's box only (scrollIntoView would move the page too).
+    const box = document.getElementById('journal-box');
+    if (row) box.scrollTop += row.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 2;
+    clearTimeout(this.unhighlight);
+    this.unhighlight = setTimeout(() => {
+      this.highlighted = null;
+      this.render();
+    }, 4000);
   }
 }
 
@@ -568,41 +605,55 @@ class TimeControls {
     });
   }
 
+  /** Polls the state once a second; a server without it (404) is asked once. */
   async follow() {
-    for (;;) {
+    while (!this.missing) {
       try {
         await this.refresh();
       } catch (error) {
         setStatus(`time: ${error.message}`);
       }
-      await sleep(clock.base ? 1000 : 15000);
+      await sleep(1000);
     }
   }
 
   async refresh() {
     const resp = await api('/debug/time');
-    if (resp.status === 404) return this.show(null);
+    this.missing = resp.status === 404;
+    if (this.missing) return this.show(null);
     if (!resp.ok) throw await failure(resp);
     this.show(await resp.json());
   }
 
+  /** One request at a time: a step answers only once it is done. */
   async post(path) {
-    const resp = await api(path, { method: 'POST' });
-    if (!resp.ok) setStatus(`${path}: ${(await failure(resp)).message}`);
-    await this.refresh();
+    this.busy = true;
+    this.enable(false);
+    try {
+      const resp = await api(path, { method: 'POST' });
+      if (!resp.ok) setStatus(`${path}: ${(await failure(resp)).message}`);
+    } finally {
+      this.busy = false;
+      await this.refresh();
+    }
+  }
+
+  enable(on) {
+    for (const control of document.querySelectorAll('#time button, #scale')) control.disabled = !on;
   }
 
   show(time) {
     clock.base = time;
     clock.at = performance.now();
-    for (const button of document.querySelectorAll('#time button, #scale')) button.disabled = !time;
+    this.enable(time && !this.busy);
     const now = document.getElementById('now');
     if (!time) {
       now.textContent = 'time controls unavailable';
       return;
     }
     const held = (time.held || []).length;
-    now.textContent = `now ${time.now.slice(11, 23)} · ${time.paused ? 'paused' : 'running'} · ×${time.scale}`
+    const hms = new Date(Date.parse(time.now)).toISOString().slice(11, 23);
+    now.textContent = `now ${hms} · ${time.paused ? 'paused' : 'running'} · ×${time.scale}`
       + (held ? ` · ${held} held at a breakpoint` : '');
     now.className = time.paused ? 'now paused' : 'now';
     const scale = document.getElementById('scale');
@@ -621,6 +672,7 @@ let renderTimer = null;
 function watchNamespace(namespace) {
   for (const informer of informers) informer.stop();
   timeline.reset();
+  document.getElementById('tree').replaceChildren(h('p', { class: 'note' }, 'loading…'));
   const ns = encodeURIComponent(namespace);
   const kinds = {
     deployments: `/apis/apps/v1/namespaces/${ns}/deployments`,
@@ -648,6 +700,7 @@ function scheduleRender() {
   if (renderTimer) return;
   renderTimer = setTimeout(() => {
     renderTimer = null;
+    if (!informers.every((i) => i.synced)) return; // not every kind listed yet
     const model = scheduleRender.model();
     for (const kind of ['deployments', 'replicaSets', 'pods', 'events']) {
       for (const object of model[kind]) clock.seeObject(object);
