@@ -258,10 +258,8 @@ impl Ring {
             return;
         };
         match old.entry.step {
-            Step::Write if old.rv != 0 => {
-                if self.writes.get(&old.rv) == Some(&old.entry.id) {
-                    self.writes.remove(&old.rv);
-                }
+            Step::Write if self.writes.get(&old.rv) == Some(&old.entry.id) => {
+                self.writes.remove(&old.rv);
             }
             Step::Event if old.waiting => {
                 if let Some(ids) = self.waiting.get_mut(&old.rv) {
