@@ -1,6 +1,6 @@
 // The browser check of miniplane's web view, run by tests/tests/e2e/ui.rs:
 //
-//   node check.mjs <url of /ui/> <screenshot.png> [--require-debug]
+//   node check.mjs <url of /ui/> <screenshot.png> [--require-debug] [--tls] [--no-rollout]
 //
 // Headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core)
 // opens the page on a cluster where the test created Deployment `web` with
@@ -12,11 +12,17 @@
 // work. The page must log no console error and throw nothing. Prints `PASS`
 // and exits 0, or `FAIL <why>` and exits 1; the screenshot is written
 // either way.
+//
+// --tls: the server is HTTPS with the cluster's own CA (which this browser
+// does not know) and the URL carries `#token=…`; the page must take the
+// token out of the address bar. --no-rollout: stop after the first check.
 import { chromium } from 'playwright-core';
 import { createInterface } from 'node:readline';
 
 const [url, screenshot] = process.argv.slice(2);
 const requireDebug = process.argv.includes('--require-debug');
+const tls = process.argv.includes('--tls');
+const rollout = !process.argv.includes('--no-rollout');
 const PATIENCE_MS = 60_000;
 
 // The flags of a browser on a machine with no network: nothing phones home.
@@ -25,7 +31,7 @@ const browser = await chromium.launch({
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-const page = await browser.newPage({ viewport: { width: 1400, height: 960 } });
+const page = await browser.newPage({ viewport: { width: 1400, height: 960 }, ignoreHTTPSErrors: tls });
 const problems = [];
 page.on('console', (m) => {
   if (m.type() === 'error') problems.push(`console error: ${m.text()} (${m.location().url})`);
@@ -109,6 +115,8 @@ async function check() {
   await page.goto(url);
   const initial = await until('Deployment web with one ReplicaSet of 3 ready pods', (web) =>
     web.replicaSets.length === 1 && readyPods(web.replicaSets[0]) === 3 && web.replicaSets[0].pods.length === 3);
+  if (page.url().includes('token=')) throw new Error(`the token is still in the address bar: ${page.url()}`);
+  if (!rollout) return;
   const oldPods = new Set(initial.replicaSets[0].pods.map((p) => p.name));
   const oldRs = initial.replicaSets[0].name;
   console.log('READY');
