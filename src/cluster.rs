@@ -61,8 +61,8 @@ pub struct SimConfig {
     /// `/api/v1/query` serve them.
     pub metrics: sim_metrics::Tsdb,
     /// Mechanisms switched off on purpose (`--disable`, `--informer-lag`):
-    /// the ReplicaSet controller gets the switches, every informer (and the
-    /// garbage collector's monitors) the lag. See
+    /// the ReplicaSet controller gets the switches, every informer the lag
+    /// (not the garbage collector's monitors). See
     /// `controllers::runtime::lessons` and `docs/lessons/`.
     pub lessons: controllers::runtime::lessons::Lessons,
 }
@@ -385,8 +385,8 @@ impl Context<'_> {
         Informer::new(self.lagged("miniplane-informers"), self.clock.clone(), None)
     }
 
-    /// A component's client whose watches lag by `--informer-lag` (for
-    /// components that list and watch for themselves).
+    /// The client an informer lists and watches through: its watches lag by
+    /// `--informer-lag`.
     fn lagged(&self, component: &str) -> Arc<dyn Client> {
         let lag = self.sim.lessons.informer_lag;
         controllers::runtime::lessons::lag_watches((self.client)(component), self.clock, lag)
@@ -515,7 +515,7 @@ fn build_controller(name: &str, cx: &Context<'_>) -> Option<Run> {
             let resources = deletable_resources(cx.api.registry());
             // Follows the registry: a CRD's resources get monitors once served.
             run!(
-                GarbageCollector::new(cx.lagged(FIELD_MANAGER), clock, resources)
+                GarbageCollector::new((cx.client)(FIELD_MANAGER), clock, resources)
                     .following(cx.api.registry().clone())
             )
         }

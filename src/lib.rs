@@ -16,6 +16,7 @@
 
 mod builtin_crds;
 pub mod cluster;
+pub mod explain;
 mod harness;
 mod kubeconfig;
 pub mod lock;

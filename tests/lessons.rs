@@ -193,9 +193,16 @@ impl Run {
 
     fn fail(&self, step: &Step, what: &str, got: &str) -> ! {
         let expected = step.expected.join("\n");
+        let log = std::fs::read_to_string(self.dir.path().join("miniplane.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(
-            "lesson {} line {}: `$ {}`: {what}\n--- expected\n{expected}\n--- got\n{got}\n---",
-            self.lesson, step.line, step.command
+            "lesson {} line {}: `$ {}`: {what}\n--- expected\n{expected}\n--- got\n{got}\n--- \
+             the end of miniplane's log\n{}\n---",
+            self.lesson,
+            step.line,
+            step.command,
+            tail.join("\n")
         );
     }
 
@@ -251,10 +258,12 @@ impl Run {
         let _ = std::fs::remove_file(&self.kubeconfig);
         let args = step.command.trim().trim_start_matches("miniplane up");
         let script = format!("exec miniplane up --listen 127.0.0.1:0 {args}");
+        // Its log, for the failure message (unless the lesson redirects it).
+        let log = std::fs::File::create(self.dir.path().join("miniplane.log")).unwrap();
         let mut child = self
             .shell(&script)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
