@@ -169,9 +169,9 @@ pub struct Query {
     pub namespace: Option<String>,
     /// `object.name` (exact).
     pub name: Option<String>,
-    /// Leave out, and stop before, an event still waiting for its write
-    /// that was recorded after this time (a follower waits for it to settle).
-    pub settled_before: Option<SystemTime>,
+    /// Stop before an event still waiting for its write (a follower gives
+    /// the writer a moment to record it: see [`Page::held`]).
+    pub hold_unresolved: bool,
 }
 
 impl Query {
@@ -196,6 +196,9 @@ pub struct Page {
     pub entries: Vec<Entry>,
     /// The `after` of the next page: the last id looked at.
     pub next: EntryId,
+    /// Whether the page stopped before an event waiting for its write
+    /// ([`Query::hold_unresolved`]).
+    pub held: bool,
 }
 
 /// A cheap-to-clone handle on one cluster's journal.
@@ -422,13 +425,15 @@ impl Journal {
         let mut page = Page {
             entries: Vec::new(),
             next: query.after,
+            held: false,
         };
         let Some(first) = ring.entries.front().map(|k| k.entry.id) else {
             return page;
         };
         let skip = usize::try_from(query.after.saturating_add(1).saturating_sub(first)).unwrap_or(usize::MAX);
         for kept in ring.entries.iter().skip(skip) {
-            if kept.waiting && query.settled_before.is_some_and(|t| kept.at > t) {
+            if kept.waiting && query.hold_unresolved {
+                page.held = true;
                 break;
             }
             page.next = kept.entry.id;
@@ -658,16 +663,14 @@ mod tests {
         event(&j, "ADDED", "2");
         write(&j, "3", "b");
         let page = j.page(&Query {
-            settled_before: Some(at() - Duration::from_secs(1)),
+            hold_unresolved: true,
             ..Query::default()
         });
         assert_eq!(page.entries.len(), 1);
-        assert_eq!(page.next, 1);
-        let page = j.page(&Query {
-            settled_before: Some(at() + Duration::from_secs(1)),
-            ..Query::default()
-        });
-        assert_eq!(page.entries.len(), 3, "an old unresolved event is given as it is");
+        assert_eq!((page.next, page.held), (1, true));
+        let page = j.page(&Query::default());
+        assert_eq!(page.entries.len(), 3, "not held: given as it is");
+        assert!(!page.held);
     }
 
     #[test]

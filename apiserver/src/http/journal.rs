@@ -12,9 +12,9 @@
 //! match). A page holds at most `limit` entries (default 500); `next` is the
 //! last id looked at, so paging with `after=next` never repeats or skips.
 //! A follower holds an informer event back briefly (at most
-//! [`HOLD`]) while the write that caused it is not recorded yet (the watch
-//! can be faster than the writer), so that the lines it sends carry their
-//! causes. Bad parameters are a 400 Status. The path is a non-resource URL
+//! [`HOLD_WAKES`] × [`HOLD`] of real time) while the write that caused it is
+//! not recorded yet (the watch can be faster than the writer), so that the
+//! lines it sends carry their causes. Bad parameters are a 400 Status. The path is a non-resource URL
 //! (authorization treats `/debug/...` so).
 //!
 //! There is no upstream counterpart (the nearest: the audit log's webhook
@@ -30,8 +30,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt as _;
 use serde_json::json;
-use store::Clock;
-use store::journal::{Journal, Query};
+use store::journal::{EntryId, Journal, Query};
 
 use super::AppState;
 use super::negotiate::json_response;
@@ -41,9 +40,14 @@ use crate::error::{ApiError, ApiResult};
 const DEFAULT_LIMIT: usize = 500;
 /// The largest `limit`.
 const MAX_LIMIT: usize = 10_000;
-/// How long (real time) a follower holds back an event whose write is not
-/// recorded yet, and how often it looks again while it does.
+/// How long (real time) a follower waits for new entries before it looks
+/// again anyway. Real time, on purpose: it bounds a race between two
+/// threads (the writer and the informer), and a simulated sleep would be a
+/// deadline the time machine's `step` stops at.
 const HOLD: Duration = Duration::from_millis(250);
+/// How many waits a follower holds back an event whose write is not
+/// recorded yet before it sends it as it is.
+const HOLD_WAKES: u32 = 4;
 
 /// The routes served here.
 pub(super) fn routes() -> Router<AppState> {
@@ -128,20 +132,27 @@ fn follow(state: &AppState, journal: Journal, query: Query) -> Response {
     // The task holds the sender; the response body the receiver. A client
     // that goes away drops the body, which `tx.closed()` notices.
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
-    let clock = state.api.clock().clone();
     let shutdown = state.shutdown.clone();
     tokio::spawn(async move {
         let mut query = query;
+        // The event a follower holds back (the id it stopped after), and
+        // for how many waits.
+        let mut held: (EntryId, u32) = (0, 0);
         loop {
             let last = journal.last_id();
-            if !send_page(&journal, &clock, &mut query, &tx).await {
+            query.hold_unresolved = held.1 < HOLD_WAKES;
+            let Some(stopped) = send_pages(&journal, &mut query, &tx).await else {
                 return;
-            }
+            };
+            held = match stopped {
+                Some(at) if at == held.0 => (at, held.1 + 1),
+                Some(at) => (at, 1),
+                None => (0, 0),
+            };
             tokio::select! {
                 _ = tx.closed() => return,
                 _ = shutdown.cancelled() => return,
-                _ = journal.recorded_after(last) => {}
-                _ = clock.sleep(HOLD.mul_f64(clock.scale())) => {}
+                _ = tokio::time::timeout(HOLD, journal.recorded_after(last)) => {}
             }
         }
     });
@@ -154,16 +165,15 @@ fn follow(state: &AppState, journal: Journal, query: Query) -> Response {
         .into_response()
 }
 
-/// Sends the settled entries after `query.after`, page by page, and moves
-/// `query.after` on; false when the client is gone.
-async fn send_page(
+/// Sends the entries after `query.after`, page by page, and moves
+/// `query.after` on. `None` when the client is gone; else the id after
+/// which an event waiting for its write was held back, if one was.
+async fn send_pages(
     journal: &Journal,
-    clock: &Clock,
     query: &mut Query,
     tx: &tokio::sync::mpsc::Sender<Bytes>,
-) -> bool {
+) -> Option<Option<EntryId>> {
     loop {
-        query.settled_before = clock.now().checked_sub(HOLD.mul_f64(clock.scale()));
         let page = journal.page(query);
         let full = page.entries.len() >= query.limit;
         query.after = page.next;
@@ -171,11 +181,14 @@ async fn send_page(
             let mut line = serde_json::to_vec(&entry).unwrap_or_default();
             line.push(b'\n');
             if tx.send(Bytes::from(line)).await.is_err() {
-                return false;
+                return None;
             }
         }
+        if page.held {
+            return Some(Some(query.after));
+        }
         if !full {
-            return true;
+            return Some(None);
         }
     }
 }
