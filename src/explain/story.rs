@@ -220,6 +220,7 @@ fn step_words(e: &Entry) -> String {
 pub fn object_words(o: Option<&ObjectRef>) -> String {
     match o {
         None => "something".to_string(),
+        Some(o) if o.kind.is_empty() => o.name.clone(),
         Some(o) if o.namespace.is_empty() => format!("{} {}", resource_of(&o.kind), o.name),
         Some(o) => format!("{} {}/{}", resource_of(&o.kind), o.namespace, o.name),
     }

@@ -55,6 +55,8 @@ pub struct GraphBuilder {
     pub attempt_to_delete: WorkQueue<Uid>,
     /// Owners being deleted with the `orphan` finalizer.
     pub attempt_to_orphan: WorkQueue<Uid>,
+    /// Where a change that queues work is journaled, as the cause of what it queues.
+    clock: Clock,
 }
 
 impl GraphBuilder {
@@ -64,6 +66,7 @@ impl GraphBuilder {
             graph: Mutex::new(Graph::new()),
             attempt_to_delete: WorkQueue::named(clock.clone(), ATTEMPT_TO_DELETE),
             attempt_to_orphan: WorkQueue::named(clock.clone(), ATTEMPT_TO_ORPHAN),
+            clock: clock.clone(),
         }
     }
 
@@ -79,13 +82,46 @@ impl GraphBuilder {
             return;
         };
         let enqueue = self.graph().upsert(observed);
-        self.enqueue(enqueue);
+        self.enqueue_caused(enqueue, "MODIFIED", &resource.kind, obj);
     }
 
     /// An object was deleted (or, after a relist, found gone).
     pub fn observe_deleted(&self, uid: &str) {
         let enqueue = self.graph().remove(uid);
         self.enqueue(enqueue);
+    }
+
+    /// A watched deletion of `obj`: as [`Self::observe_deleted`], journaled as its cause.
+    fn observe_deleted_object(&self, resource: &ResourceRef, obj: &Value) {
+        let enqueue = self.graph().remove(json_uid(obj));
+        self.enqueue_caused(enqueue, "DELETED", &resource.kind, obj);
+    }
+
+    /// Queues `enqueue` with the change that led to it journaled as an `Event` (the journal
+    /// finds the write behind it by resourceVersion), so that the workers' syncs trace back to
+    /// the write, e.g. a user's `kubectl delete --cascade=foreground`. Changes that queue
+    /// nothing are not journaled (the monitors see every write of every kind).
+    fn enqueue_caused(&self, enqueue: Enqueue, verb: &str, kind: &str, obj: &Value) {
+        let journal = self.clock.journal();
+        let queues_work = !enqueue.attempt_to_delete.is_empty() || !enqueue.attempt_to_orphan.is_empty();
+        if !journal.enabled() || !queues_work {
+            return self.enqueue(enqueue);
+        }
+        let meta = |field: &str| obj.pointer(&format!("/metadata/{field}")).and_then(Value::as_str);
+        let record = store::journal::Record {
+            step: Some(store::journal::Step::Event),
+            actor: super::controller::NAME.to_string(),
+            verb: verb.to_string(),
+            object: Some(store::journal::ObjectRef::new(
+                kind,
+                meta("namespace").unwrap_or(""),
+                meta("name").unwrap_or(""),
+            )),
+            resource_version: meta("resourceVersion").unwrap_or("").to_string(),
+            ..Default::default()
+        };
+        let event = journal.record(self.clock.now(), record);
+        store::journal::caused_by_sync(event, || self.enqueue(enqueue));
     }
 
     /// Upstream `enqueueVirtualDeleteEvent`: a live GET found no object
@@ -168,6 +204,6 @@ impl Sink for GraphSink {
     }
 
     fn delete(&mut self, object: Value) {
-        self.builder.observe_deleted(json_uid(&object));
+        self.builder.observe_deleted_object(&self.resource, &object);
     }
 }
