@@ -363,10 +363,17 @@ class Timeline {
 
   reset() {
     this.samples = [];
+    document.getElementById('timeline').replaceChildren();
+    document.getElementById('legend').replaceChildren();
   }
 
-  /** Adds a sample when the plotted numbers changed. */
+  /**
+   * Adds a sample when the plotted numbers changed, stamped with the
+   * simulated time at which the page saw the change.
+   */
   sample(model) {
+    this.order = model.replicaSets.sort(byCreation).map((rs) => rs.metadata.name);
+    this.events = model.events;
     const replicas = {};
     for (const rs of model.replicaSets) replicas[rs.metadata.name] = rs.spec.replicas ?? 1;
     const ready = model.pods.filter((p) => isReady(p) && !p.metadata.deletionTimestamp).length;
@@ -375,8 +382,6 @@ class Timeline {
     const t = Math.max(clock.now(), last ? last.t : 0);
     this.samples.push({ t, replicas, ready });
     if (this.samples.length > 2000) this.samples.shift();
-    this.order = model.replicaSets.sort(byCreation).map((rs) => rs.metadata.name);
-    this.events = model.events;
   }
 
   /**
@@ -482,7 +487,7 @@ class Journal {
     this.render();
     while (generation === this.generation && this.available) {
       try {
-        await this.poll(namespace);
+        await this.poll(namespace, generation);
       } catch (error) {
         setStatus(`journal: ${error.message}`);
       }
@@ -495,7 +500,7 @@ class Journal {
    * again: an informer event's cause is filled in when its write is
    * recorded, which can come just after the event.
    */
-  async poll(namespace) {
+  async poll(namespace, generation) {
     let after = Math.max(0, this.after - 100);
     let changed = false;
     for (;;) {
@@ -504,6 +509,7 @@ class Journal {
       if (resp.status === 404) return;
       if (!resp.ok) throw await failure(resp);
       const page = await resp.json();
+      if (generation !== this.generation) return; // another namespace's by now
       for (const entry of page.entries) {
         const known = this.entries.get(entry.id);
         if (known && JSON.stringify(known) === JSON.stringify(entry)) continue;
@@ -628,7 +634,7 @@ class TimeControls {
   /** One request at a time: a step answers only once it is done. */
   async post(path) {
     this.busy = true;
-    this.enable(false);
+    this.enable(null);
     try {
       const resp = await api(path, { method: 'POST' });
       if (!resp.ok) setStatus(`${path}: ${(await failure(resp)).message}`);
@@ -638,14 +644,22 @@ class TimeControls {
     }
   }
 
-  enable(on) {
-    for (const control of document.querySelectorAll('#time button, #scale')) control.disabled = !on;
+  /** Which controls make sense now: steps move a paused clock only. */
+  enable(time) {
+    const usable = Boolean(time) && !this.busy;
+    const paused = usable && time.paused;
+    document.getElementById('pause').disabled = !usable || paused;
+    document.getElementById('resume').disabled = !paused;
+    document.getElementById('step1').disabled = !paused;
+    document.getElementById('step10').disabled = !paused;
+    document.getElementById('scale').disabled = !usable;
+    document.getElementById('set-scale').disabled = !usable;
   }
 
   show(time) {
     clock.base = time;
     clock.at = performance.now();
-    this.enable(time && !this.busy);
+    this.enable(time);
     const now = document.getElementById('now');
     if (!time) {
       now.textContent = 'time controls unavailable';
@@ -714,10 +728,12 @@ function scheduleRender() {
 async function loadNamespaces(select) {
   const resp = await api('/api/v1/namespaces');
   if (!resp.ok) throw await failure(resp);
-  const names = (await resp.json()).items.map((n) => n.metadata.name).sort();
   const current = select.value;
+  const names = [...new Set([current, ...(await resp.json()).items.map((n) => n.metadata.name)])].sort();
+  const shown = [...select.options].map((o) => o.value);
+  if (names.join() === shown.join()) return; // (replacing the options would close an open list)
   select.replaceChildren(...names.map((n) => h('option', { value: n }, n)));
-  select.value = names.includes(current) ? current : 'default';
+  select.value = current;
 }
 
 function start() {

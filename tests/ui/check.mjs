@@ -7,9 +7,9 @@
 // 3 replicas, and checks the owner tree shows it. It then prints `READY`
 // and waits for a line on stdin: the test has run `kubectl set image`. It
 // checks the tree follows the rollout (a second ReplicaSet, new pods, the
-// old ones gone), the timeline draws both ReplicaSets, and (when the server
+// old ones gone), the timeline draws both ReplicaSets, (when the server
 // has them, always with --require-debug) the journal and the time controls
-// work. The page must log no console error and throw nothing. Prints `PASS`
+// work, and another namespace can be chosen and left. The page must log no console error and throw nothing. Prints `PASS`
 // and exits 0, or `FAIL <why>` and exits 1; the screenshot is written
 // either way.
 //
@@ -111,12 +111,24 @@ async function checkTimeControls() {
   await page.waitForFunction(() => document.getElementById('now').textContent.includes('running'));
 }
 
+/** Another namespace shows its own tree (web is not in it); back, web again. */
+async function checkNamespaceSwitch() {
+  await page.waitForSelector('#namespace option[value="kube-system"]', { state: 'attached' });
+  await page.selectOption('#namespace', 'kube-system');
+  await page.waitForFunction(() => {
+    const tree = document.getElementById('tree');
+    return !tree.textContent.includes('loading') && !tree.querySelector('[data-name="web"]');
+  }, null, { timeout: PATIENCE_MS });
+  await page.selectOption('#namespace', 'default');
+  await until('web again in namespace default', (web) => web.replicaSets.length === 2);
+}
+
 async function check() {
   await page.goto(url);
   const initial = await until('Deployment web with one ReplicaSet of 3 ready pods', (web) =>
     web.replicaSets.length === 1 && readyPods(web.replicaSets[0]) === 3 && web.replicaSets[0].pods.length === 3);
   if (page.url().includes('token=')) throw new Error(`the token is still in the address bar: ${page.url()}`);
-  if (!rollout) return;
+  if (!rollout) return takeScreenshot();
   const oldPods = new Set(initial.replicaSets[0].pods.map((p) => p.name));
   const oldRs = initial.replicaSets[0].name;
   console.log('READY');
@@ -139,6 +151,15 @@ async function check() {
   else if (requireDebug) throw new Error(`the time controls are not shown: ${timeNote}`);
   // Let the timeline's clock move past the last change, for the picture.
   await page.waitForTimeout(1500);
+  await takeScreenshot();
+  await checkNamespaceSwitch();
+}
+
+let screenshotTaken = false;
+
+async function takeScreenshot() {
+  if (screenshot && !screenshotTaken) await page.screenshot({ path: screenshot });
+  screenshotTaken = true;
 }
 
 let failure = null;
@@ -147,7 +168,7 @@ try {
 } catch (error) {
   failure = error.message;
 }
-if (screenshot) await page.screenshot({ path: screenshot });
+await takeScreenshot(); // (where it failed, if it did)
 await browser.close();
 if (!failure && problems.length > 0) failure = problems.join('\n');
 if (failure) {
