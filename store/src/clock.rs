@@ -476,7 +476,7 @@ mod tests {
                 clock.now()
             }
         });
-        tokio::time::sleep(3600 * SEC).await;
+        sleep_real(3600 * SEC).await;
         assert!(
             !sleeper.is_finished(),
             "paused: an hour of real time is no simulated second"

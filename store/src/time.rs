@@ -750,8 +750,7 @@ mod tests {
             for s in steps {
                 clock.step(*s * SEC).await.unwrap();
             }
-            let ticks = ticks.lock().unwrap().clone();
-            ticks
+            ticks.lock().unwrap().clone()
         };
         let one = run(&[10]).await;
         let ten = run(&[1; 10]).await;
