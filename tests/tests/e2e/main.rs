@@ -16,6 +16,7 @@ mod cronjobs;
 mod daemonsets;
 mod endpoints;
 mod event_ttl;
+mod explain;
 mod gateway;
 mod hardening;
 mod hpa;
