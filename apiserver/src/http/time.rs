@@ -130,7 +130,7 @@ async fn break_on(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
             clock.time_machine().break_on(b);
             ok(clock)
         }
-        Err(r) => r,
+        Err(e) => bad(&e),
     }
 }
 
@@ -139,7 +139,7 @@ async fn release(State(state): State<AppState>, RawQuery(query): RawQuery) -> Re
     let clock = state.api.clock();
     let b = match breakpoint(&query) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(e) => return bad(&e),
     };
     match clock.time_machine().release(&b) {
         Ok(_) => ok(clock),
@@ -148,12 +148,12 @@ async fn release(State(state): State<AppState>, RawQuery(query): RawQuery) -> Re
 }
 
 /// The breakpoint a query names; `namespace` defaults to `default`.
-fn breakpoint(query: &Option<String>) -> Result<Breakpoint, Response> {
+fn breakpoint(query: &Option<String>) -> Result<Breakpoint, String> {
     let kind = param(query, "kind").unwrap_or_default();
     let name = param(query, "name").unwrap_or_default();
     let namespace = param(query, "namespace").unwrap_or_else(|| "default".to_string());
     Breakpoint::new(&kind, &namespace, &name)
-        .map_err(|e| bad(&format!("{e} (?kind=Deployment&namespace=default&name=web)")))
+        .map_err(|e| format!("{e} (?kind=Deployment&namespace=default&name=web)"))
 }
 
 /// The first value of `name` in the query string.
