@@ -61,13 +61,52 @@ pub fn build(entries: &[Entry], target: &Target, status_writes: bool) -> Story {
     for seed in seeds {
         walk_back(seed, &by_id, &mut chain);
     }
-    let groups = chain
-        .iter()
-        .rev()
-        .filter_map(|id| by_id.get(id))
+    let mut keys: HashMap<EntryId, (EntryId, usize)> = HashMap::new();
+    let mut ordered: Vec<&Entry> = chain.iter().filter_map(|id| by_id.get(id).copied()).collect();
+    ordered.sort_by_key(|e| std::cmp::Reverse(causal_key(e, &by_id, &mut keys)));
+    let groups = ordered
+        .into_iter()
         .filter_map(|e| group_of(e, &by_id, &caused, &chain))
         .collect();
     Story { groups }
+}
+
+/// Where `e` goes in the story: after everything on its chain, even when a write's entry was
+/// recorded after the event it caused (the API records a write once it is committed, and a
+/// watcher may have seen it first). The largest id on the chain, then the depth.
+fn causal_key(
+    e: &Entry,
+    by_id: &HashMap<EntryId, &Entry>,
+    keys: &mut HashMap<EntryId, (EntryId, usize)>,
+) -> (EntryId, usize) {
+    if let Some(k) = keys.get(&e.id) {
+        return *k;
+    }
+    // Iterative: chains can be long.
+    let mut path = vec![e];
+    while let Some(c) = path
+        .last()
+        .and_then(|l| l.cause)
+        .and_then(|c| by_id.get(&c).copied())
+    {
+        if keys.contains_key(&c.id) || path.iter().any(|p| p.id == c.id) {
+            break;
+        }
+        path.push(c);
+    }
+    let mut below = path
+        .last()
+        .and_then(|l| l.cause)
+        .and_then(|c| keys.get(&c).copied());
+    for step in path.iter().rev() {
+        let key = match below {
+            Some((id, depth)) => (id.max(step.id), depth + 1),
+            None => (step.id, 0),
+        };
+        keys.insert(step.id, key);
+        below = Some(key);
+    }
+    keys[&e.id]
 }
 
 /// Whether `e` is about `target` and starts a chain.
