@@ -376,7 +376,7 @@ fn fd_exhaustion_recovers_once_idle_connections_time_out() {
         .arg(exe)
         .args([
             "--exact",
-            "fd_exhaustion_child",
+            "limits::fd_exhaustion_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",
