@@ -27,6 +27,7 @@
 //! [`schedule::most_recent_schedule_time`].
 
 pub mod controller;
+pub mod decisions;
 pub mod plan;
 pub mod schedule;
 pub mod sync;

@@ -29,6 +29,8 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 
+use super::controller::NAME;
+use super::decisions;
 use super::plan::{self, Decision, Note, Observed};
 use crate::runtime::client::{ClientError, DeleteParams, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
@@ -107,7 +109,11 @@ impl CronJobSync {
     /// Returns whether the status changed.
     async fn cleanup_finished_jobs(&self, cj: &mut CronJob, jobs: &[Arc<Job>]) -> bool {
         let mut changed = false;
-        for job in plan::jobs_to_clean_up(cj, jobs) {
+        let to_delete = plan::jobs_to_clean_up(cj, jobs);
+        for d in decisions::cleanup(cj, jobs, &to_delete) {
+            self.decide(cj, d);
+        }
+        for job in to_delete {
             changed |= self.delete_job(cj, &job).await;
         }
         changed
@@ -183,6 +189,9 @@ impl CronJobSync {
             }
         }
         let decided = plan::decide(cj, now);
+        for d in decisions::of_plan(cj, &decided, now) {
+            self.decide(cj, d);
+        }
         self.notes(cj, &decided.notes);
         let (scheduled, replace, requeue) = match decided.decision {
             Decision::Deleting | Decision::UnknownTimeZone | Decision::Suspended | Decision::Broken => {
@@ -301,6 +310,12 @@ impl CronJobSync {
         Ok(changed)
     }
 
+    /// Puts a decision into the causal journal, caused by this sync.
+    fn decide(&self, cj: &CronJob, d: decisions::Decision) {
+        self.clock
+            .decide(NAME, d.function, Some(journal_ref(cj)), || d.message);
+    }
+
     fn notes(&self, cj: &CronJob, notes: &[Note]) {
         for note in notes {
             let type_ = if note.warning {
@@ -315,4 +330,14 @@ impl CronJobSync {
     fn event(&self, cj: &CronJob, type_: EventType, reason: &str, message: &str) {
         self.recorder.record(&ObjectRef::of(cj), type_, reason, message);
     }
+}
+
+/// The CronJob as the causal journal names it.
+fn journal_ref(cj: &CronJob) -> store::journal::ObjectRef {
+    let meta = &cj.metadata;
+    store::journal::ObjectRef::new(
+        "CronJob",
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
 }

@@ -26,6 +26,7 @@
 
 pub mod backoff;
 pub mod controller;
+pub mod decisions;
 pub mod history;
 pub mod placement;
 pub mod plan;

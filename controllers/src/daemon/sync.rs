@@ -36,6 +36,8 @@ use serde_json::json;
 use store::Clock;
 
 use super::backoff::Backoff;
+use super::controller::NAME;
+use super::decisions;
 use super::history::{self, Histories};
 use super::placement::{
     DEFAULT_DAEMON_SET_UNIQUE_LABEL_KEY, create_pod_template, get_template_generation, hash_label,
@@ -207,6 +209,9 @@ impl DaemonSetsSync {
         };
         let requeue_after = manage.requeue_after;
         self.record_planned(ds, &manage);
+        for d in decisions::manage(ds, nodes, &by_node, hash, &manage) {
+            self.decide(ds, d);
+        }
         self.sync_nodes(
             ds,
             key,
@@ -219,6 +224,10 @@ impl DaemonSetsSync {
         if self.expectations.satisfied(key) && update::is_rolling_update(ds) {
             let rolling = update::rolling_update(ds, nodes, &by_node, hash, now)
                 .map_err(|e| ReconcileError::terminal(format!("couldn't get unavailable numbers: {e}")))?;
+            let counts = decisions::rolling_counts(ds, nodes, &by_node, hash, now);
+            if let Some(d) = counts.and_then(|c| decisions::rolling_update(&c, &rolling)) {
+                self.decide(ds, d);
+            }
             self.sync_nodes(ds, key, &rolling.pods_to_delete, &rolling.nodes_to_create, hash)
                 .await?;
         }
@@ -227,6 +236,12 @@ impl DaemonSetsSync {
             ReconcileError::retryable(format!("failed to clean up revisions of DaemonSet: {e}"))
         })?;
         Ok(requeue_after)
+    }
+
+    /// Puts a decision into the causal journal, caused by this sync.
+    fn decide(&self, ds: &DaemonSet, d: decisions::Decision) {
+        self.clock
+            .decide(NAME, d.function, Some(journal_ref(ds)), || d.message);
     }
 
     fn record_planned(&self, ds: &DaemonSet, manage: &ManagePlan) {
@@ -607,4 +622,14 @@ impl DaemonSetsSync {
 
 fn requeue(after: Option<Duration>) -> Action {
     after.map_or(Action::Done, Action::RequeueAfter)
+}
+
+/// The DaemonSet as the causal journal names it.
+fn journal_ref(ds: &DaemonSet) -> store::journal::ObjectRef {
+    let meta = &ds.metadata;
+    store::journal::ObjectRef::new(
+        "DaemonSet",
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
 }

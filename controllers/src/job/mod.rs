@@ -38,6 +38,7 @@
 
 pub mod backoff;
 pub mod controller;
+pub mod decisions;
 pub mod indexed;
 pub mod plan;
 pub mod pod_failure_policy;

@@ -38,6 +38,8 @@ use serde_json::json;
 use store::Clock;
 
 use super::backoff::BackoffStore;
+use super::controller::NAME;
+use super::decisions;
 use super::plan::{self, ManagePlan, SyncJobCtx, status_mut};
 use super::tracking::{
     self, FinalizerExpectations, JOB_TRACKING_FINALIZER, TrackingPlan,
@@ -149,6 +151,7 @@ impl JobSync {
         let mut suspend_changed = false;
         if ctx.finished_condition.is_some() {
             let active = ctx.active;
+            self.decide_deleting_finished(&ctx);
             let (deleted_ready, deleted, err) = self.delete_active_pods(&ctx.job, &ctx.active_pods).await;
             if deleted != active || !satisfied {
                 // Pods may remain, or be in flight: finish in a later sync.
@@ -264,6 +267,9 @@ impl JobSync {
                 return Err(ClientError::new(422, "Invalid", e.to_string()));
             }
         };
+        if let Some(d) = decisions::manage(ctx, &plan) {
+            self.decide(&ctx.job, d);
+        }
         match plan {
             ManagePlan::Nothing => Ok(None),
             ManagePlan::Backoff(after) => {
@@ -521,11 +527,36 @@ impl JobSync {
         (removed, first_error)
     }
 
+    /// Puts a decision into the causal journal, caused by this sync.
+    fn decide(&self, job: &Job, d: decisions::Decision) {
+        self.clock
+            .decide(NAME, d.function, Some(journal_ref(job)), || d.message);
+    }
+
+    /// Records that a finishing Job's active pods are deleted (upstream `syncJob`'s
+    /// `deleteActivePods`); nothing when none is active.
+    fn decide_deleting_finished(&self, ctx: &SyncJobCtx) {
+        let Some(condition) = &ctx.finished_condition else {
+            return;
+        };
+        if ctx.active_pods.is_empty() {
+            return;
+        }
+        let names: Vec<String> = ctx
+            .active_pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .collect();
+        let reason = condition.reason.as_deref().unwrap_or("");
+        self.decide(&ctx.job, decisions::deleting_finished(reason, &names));
+    }
+
     /// Upstream `recordJobFinished`: `Completed` (and `TooManySucceededPods`), or the failure reason.
     fn record_job_finished(&self, ctx: &SyncJobCtx) {
         let Some(finished) = &ctx.finished_condition else {
             return;
         };
+        self.decide(&ctx.job, decisions::finished(ctx, finished));
         let object = ObjectRef::of(&ctx.job);
         if finished.type_ == super::util::COMPLETE {
             if tracking::too_many_succeeded(ctx) {
@@ -578,4 +609,14 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// The Job as the causal journal names it.
+fn journal_ref(job: &Job) -> store::journal::ObjectRef {
+    let meta = &job.metadata;
+    store::journal::ObjectRef::new(
+        "Job",
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
 }

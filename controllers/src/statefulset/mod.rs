@@ -22,6 +22,7 @@
 
 pub mod claims;
 pub mod controller;
+pub mod decisions;
 pub mod plan;
 pub mod revisions;
 pub mod status;

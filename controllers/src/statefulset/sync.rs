@@ -34,6 +34,8 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetSta
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use store::Clock;
 
+use super::controller::NAME;
+use super::decisions;
 use super::plan::{Plan, PlanInput, Step, update_stateful_set};
 use super::revisions::{UpdateRevision, choose_update_revision, current_revision, truncate_history};
 use super::status::{availability_requeue_after, complete_rolling_update, inconsistent_status};
@@ -156,7 +158,7 @@ impl StatefulSetSync {
             .collect();
         let pod_refs: Vec<&Pod> = pods.iter().map(AsRef::as_ref).collect();
         let now = clock_now(&self.clock)?;
-        let plan = update_stateful_set(&PlanInput {
+        let input = PlanInput {
             set: &set,
             current_set: &current_set,
             update_set: &update_set,
@@ -166,8 +168,9 @@ impl StatefulSetSync {
             pods: &pod_refs,
             claims: &claims,
             now,
-        })
-        .map_err(ReconcileError::terminal)?;
+        };
+        let plan = update_stateful_set(&input).map_err(ReconcileError::terminal)?;
+        self.record_decisions(key, needs_sync, &input, &plan);
 
         let Plan { steps, mut status } = plan;
         let applied = if needs_sync {
@@ -196,6 +199,28 @@ impl StatefulSetSync {
             Some(after) => Action::RequeueAfter(after),
             None => Action::Done,
         })
+    }
+
+    /// Puts the plan's decisions into the causal journal, caused by this sync: its pod writes and
+    /// the wait holding it back, or, while expectations hold the writes back, that wait.
+    fn record_decisions(&self, key: &str, needs_sync: bool, input: &PlanInput<'_>, plan: &Plan) {
+        let object = || journal_ref(input.set);
+        let found = match needs_sync {
+            true => {
+                let mut found = decisions::plan_decisions(input, plan);
+                found.extend(decisions::wait(input, plan));
+                found
+            }
+            false if plan.steps.is_empty() => Vec::new(),
+            false => {
+                let pending = self.expectations.counts().get(key);
+                let (adds, dels) = pending.map_or((0, 0), |e| (e.add.max(0), e.del.max(0)));
+                vec![decisions::waiting_expectations(adds, dels, plan.steps.len())]
+            }
+        };
+        for d in found {
+            self.clock.decide(NAME, d.function, Some(object()), || d.message);
+        }
     }
 
     /// The writes of upstream `getStatefulSetRevisions`: reuse, renumber or create the update
@@ -513,4 +538,14 @@ pub(crate) fn group_by_pod(steps: Vec<Step>) -> Vec<Vec<Step>> {
         }
     }
     groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// The StatefulSet as the causal journal names it.
+fn journal_ref(set: &StatefulSet) -> store::journal::ObjectRef {
+    let meta = &set.metadata;
+    store::journal::ObjectRef::new(
+        "StatefulSet",
+        meta.namespace.as_deref().unwrap_or(""),
+        meta.name.as_deref().unwrap_or(""),
+    )
 }
