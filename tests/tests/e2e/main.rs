@@ -14,6 +14,7 @@ mod crd_openapi;
 mod crds;
 mod cronjobs;
 mod daemonsets;
+mod decisions;
 mod endpoints;
 mod event_ttl;
 mod explain;
