@@ -38,7 +38,10 @@
 //!   release, not for time);
 //! - the journal recorded no new entry (with the journal off, the interval
 //!   alone);
-//! - no sleeper is due (waiting for a deadline at or before now).
+//! - no sleeper is due (waiting for a deadline at or before now);
+//! - the step's own polls (every 5 ms) woke on time: a poll that woke more
+//!   than 10 ms late says the machine was too busy to run every task, so
+//!   that interval does not count as quiet.
 //!
 //! What this does not see: work that is in flight between two of these
 //! signs without recording anything for longer than [`QUIET`] (a watch
@@ -87,6 +90,9 @@ pub const ACTOR: &str = "time-machine";
 pub const QUIET: Duration = Duration::from_millis(25);
 /// How often a step looks at the queues and the journal (real time).
 const POLL: Duration = Duration::from_millis(5);
+/// How much later than [`POLL`] a step's own poll may wake before the
+/// interval is taken for a sign of a starved machine (not quiet).
+const STARVED: Duration = Duration::from_millis(10);
 /// How long (real time) a step waits for the cluster to settle at one
 /// instant before it gives up.
 pub const SETTLE_LIMIT: Duration = Duration::from_secs(30);
@@ -552,6 +558,7 @@ impl Clock {
         let machine = self.time_machine();
         let started = real_now();
         let mut quiet_since = started;
+        let mut polled = started;
         let mut last_entry = machine.journal().next_id();
         loop {
             sleep_real(POLL).await;
@@ -562,7 +569,12 @@ impl Clock {
             let due = self.sleepers_due_by(self.now());
             let entry = machine.journal().next_id();
             let now = real_now();
-            if busy.is_empty() && due == 0 && entry == last_entry {
+            // Woken late: the machine is too busy to run this task on time,
+            // so the others may not have run either. Quiet that nobody had
+            // the chance to break does not count.
+            let starved = now.duration_since(polled) > POLL + STARVED;
+            polled = now;
+            if busy.is_empty() && due == 0 && entry == last_entry && !starved {
                 if now.duration_since(quiet_since) >= QUIET {
                     return Ok(());
                 }

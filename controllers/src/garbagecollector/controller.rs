@@ -12,6 +12,7 @@
 //!   live GET: gone, or another uid → virtual delete event (graph forgets it) → done
 //!   deleting dependents → no blocking dependent left? remove `foregroundDeletion`
 //!                         else queue the blocking dependents
+//!   live object being deleted, no `foregroundDeletion` → nothing, as above
 //!   else each ownerReference → live GET of the owner → dangling / waiting / solid
 //!        → plan::attempt_to_delete_item → keep | drop refs | delete (policy)
 //!   not observed yet → again, with backoff
@@ -23,7 +24,11 @@
 //! (upstream never drops a garbage collector item).
 //!
 //! Simplified: dependents are orphaned one after the other (upstream: in
-//! parallel); no events, no metrics.
+//! parallel); no events, no metrics. Stricter: upstream skips an item being
+//! deleted only as its graph node shows it; here the live object is looked
+//! at too, so that a sync that runs before the graph saw the deletion does
+//! not send a second DELETE (which for a pod in a terminal phase would
+//! remove it at once, ahead of its kubelet).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -212,6 +217,12 @@ impl GarbageCollector {
         let Some(latest) = Observed::from_object(&id.api_version, &id.kind, &latest) else {
             return Ok(Processed::Item);
         };
+        if latest.being_deleted && !latest.delete_dependents_finalizer {
+            // The same one-way trip, seen on the live object before the
+            // graph caught up (a sync queued while the deletion was being
+            // written): deleting again could only cut its grace short.
+            return Ok(Processed::Item);
+        }
         let owners = self.classify_references(id, &latest.owners).await?;
         let facts = plan::Item {
             has_dependents: item.has_dependents,
