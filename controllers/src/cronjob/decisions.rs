@@ -41,7 +41,7 @@ pub fn next_run(now: Timestamp, requeue: Option<Duration>) -> String {
     let next = now
         .saturating_add(jiff::SignedDuration::try_from(after.saturating_sub(delta)).unwrap_or_default())
         .unwrap_or(now);
-    format!("next run at {next}, requeue after {:.1}s", after.as_secs_f64())
+    format!("next run at {next}, requeue after {:.3}s", after.as_secs_f64())
 }
 
 /// `syncCronJob` starting the Job of a due scheduled time.
@@ -215,7 +215,7 @@ mod tests {
         let now = at("2026-01-01T12:01:00Z");
         assert_eq!(
             next_run(now, Some(Duration::from_millis(60_100))),
-            "next run at 2026-01-01T12:02:00Z, requeue after 60.1s"
+            "next run at 2026-01-01T12:02:00Z, requeue after 60.100s"
         );
         assert_eq!(next_run(now, None), "the schedule has no next time: no requeue");
     }
@@ -271,6 +271,62 @@ mod tests {
         assert_eq!(
             d.message,
             "4 succeeded jobs > successfulJobsHistoryLimit 3: deleting the oldest: hello-1"
+        );
+    }
+}
+
+/// [`of_plan`] over real plans.
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+    use crate::cronjob::plan::decide;
+    use crate::cronjob::tests::fixtures::{CronJobExt, cronjob, job_of, ts};
+
+    fn decisions_at(cj: &CronJob, now: &str) -> Vec<String> {
+        let now = ts(now);
+        of_plan(cj, &decide(cj, now), now)
+            .into_iter()
+            .map(|d| format!("{}: {}", d.function, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn a_due_time_creates_its_job() {
+        let cj = cronjob("*/1 * * * *", "2018-01-01T00:00:10Z");
+        assert_eq!(
+            decisions_at(&cj, "2018-01-01T00:01:00.050Z"),
+            [
+                "syncCronJob: schedule '*/1 * * * *' due at 2018-01-01T00:01:00Z: creating job cj-25246081; \
+              next run at 2018-01-01T00:02:00Z, requeue after 60.050s"
+            ]
+        );
+    }
+
+    #[test]
+    fn waiting_for_the_next_time_decides_nothing() {
+        let cj = cronjob("*/1 * * * *", "2018-01-01T00:00:10Z");
+        assert!(decisions_at(&cj, "2018-01-01T00:00:30Z").is_empty());
+    }
+
+    #[test]
+    fn forbid_skips_and_replace_deletes() {
+        let base = cronjob("*/1 * * * *", "2018-01-01T00:00:10Z").last_scheduled("2018-01-01T00:01:00Z");
+        let running = job_of(&base, "cj-25246081");
+        let now = "2018-01-01T00:02:00.010Z";
+        assert_eq!(
+            decisions_at(&base.clone().policy("Forbid").with_active(&running), now),
+            [
+                "syncCronJob: concurrencyPolicy Forbid: skipping the run at 2018-01-01T00:02:00Z \
+              (1 active job: cj-25246081); next run at 2018-01-01T00:03:00Z, requeue after 60.090s"
+            ]
+        );
+        assert_eq!(
+            decisions_at(&base.policy("Replace").with_active(&running), now),
+            [
+                "syncCronJob: concurrencyPolicy Replace: deleting active job cj-25246081 before starting cj-25246082",
+                "syncCronJob: schedule '*/1 * * * *' due at 2018-01-01T00:02:00Z: creating job cj-25246082; \
+                 next run at 2018-01-01T00:03:00Z, requeue after 60.090s",
+            ]
         );
     }
 }

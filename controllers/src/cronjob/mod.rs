@@ -10,6 +10,7 @@
 //! | [`sync`] | one sync: read the caches → history cleanup → observe the Jobs → [`plan::decide`] → delete / create → status | `cronjob_controllerv2.go`: `sync`, `syncCronJob`, `cleanupFinishedJobs`, `deleteJob` |
 //! | [`plan`] | pure: Jobs → status, the scheduling decision, the Job from the template, what the history limits drop | `cronjob_controllerv2.go`: `syncCronJob`, `removeOldestJobs`; `utils.go`: `getJobFromTemplate2`, `byJobStartTime` |
 //! | [`schedule`] | pure: the due scheduled time, the missed-schedule approximation, the requeue delay, Job names | `utils.go`: `mostRecentScheduleTime`, `nextScheduleTime`, `nextScheduleTimeDuration`, `getJobName` |
+//! | [`decisions`] | pure: the sentences the sync records in the causal journal (the Job started, a run skipped, Replace, the history cleanup) | `cronjob_controllerv2.go`: `syncCronJob`, `cleanupFinishedJobs` |
 //! | `properties.rs` | property tests: the approximation is exact for regular schedules; the requeue lands after the next activation | (none) |
 //! | `tests/` | `controller.rs` against a real API on paused time; `schedule.rs`, `plan.rs` tables (`controllers/testdata/cronjob_schedule.json`) | `cronjob_controllerv2_test.go`, `utils_test.go` |
 //!

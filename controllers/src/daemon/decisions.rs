@@ -313,3 +313,86 @@ mod tests {
         );
     }
 }
+
+/// [`manage`] and [`rolling_update`] over real plans.
+#[cfg(test)]
+mod plan_tests {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    use super::*;
+    use crate::daemon::backoff::Backoff;
+    use crate::daemon::plan::{self, get_nodes_to_daemon_pods};
+    use crate::daemon::tests::fixtures::{DsBuilder, ds, node, now, pod, t};
+    use crate::daemon::update;
+
+    fn manage_of(d: DsBuilder, nodes: &[Node], pods: &[Pod]) -> Vec<String> {
+        let d = d.build();
+        let nodes: Vec<&Node> = nodes.iter().collect();
+        let by_node = get_nodes_to_daemon_pods(pods.iter(), false);
+        let p = plan::manage(&d, &nodes, &by_node, "new", now(), &mut Backoff::default());
+        manage(&d, &nodes, &by_node, "new", &p)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    }
+
+    fn rolling_of(d: DsBuilder, nodes: &[Node], pods: &[Pod]) -> Option<String> {
+        let d = d.build();
+        let nodes: Vec<&Node> = nodes.iter().collect();
+        let by_node = get_nodes_to_daemon_pods(pods.iter(), false);
+        let p = update::rolling_update(&d, &nodes, &by_node, "new", now()).expect("limits");
+        let counts = rolling_counts(&d, &nodes, &by_node, "new", now()).expect("limits");
+        rolling_update(&counts, &p).map(|d| d.message)
+    }
+
+    #[test]
+    fn manage_names_the_nodes_and_why_pods_go() {
+        let nodes = vec![node("n1").label("role", "agent").build(), node("n2").build()];
+        let pods = [pod("a").on("n2").build()];
+        assert_eq!(
+            manage_of(ds("agent").node_selector("role", "agent"), &nodes, &pods),
+            [
+                "nodes needing a daemon pod: n1 (1); pods to delete: a (node n2 no longer fits: \
+              nodeSelector or required node affinity does not match)"
+            ]
+        );
+        let pods = [
+            pod("a").on("n1").hash("new").build(),
+            pod("b").pinned("gone").build(),
+        ];
+        assert_eq!(
+            manage_of(ds("agent"), &nodes[..1], &pods),
+            ["pods to delete: b (pinned to node gone, which no longer exists)"]
+        );
+    }
+
+    #[test]
+    fn a_placed_daemon_set_decides_nothing() {
+        let nodes = vec![node("n1").build()];
+        let pods = [pod("a").on("n1").hash("new").ready_since(t(-100)).build()];
+        assert!(manage_of(ds("agent"), &nodes, &pods).is_empty());
+        assert_eq!(rolling_of(ds("agent"), &nodes, &pods), None);
+    }
+
+    #[test]
+    fn rolling_update_gives_the_arithmetic_or_the_wait() {
+        let nodes = vec![node("n1").build(), node("n2").build()];
+        let old = |name: &str, n: &str| pod(name).on(n).hash("old").ready_since(t(-100)).build();
+        let pods = [old("a", "n1"), old("b", "n2")];
+        assert_eq!(
+            rolling_of(ds("agent").unavailable(IntOrString::Int(1)), &nodes, &pods).as_deref(),
+            Some(
+                "maxUnavailable 1 of desiredNumberScheduled 2, 0 unavailable: room for 1; deleting old pods a; \
+                 2 nodes run an old pod"
+            )
+        );
+        let pods = [pod("a").on("n1").hash("new").build(), old("b", "n2")];
+        assert_eq!(
+            rolling_of(ds("agent").unavailable(IntOrString::Int(1)), &nodes, &pods).as_deref(),
+            Some(
+                "1 nodes still run an old pod, but maxUnavailable 1 reached (1 unavailable): waiting for pods to \
+                 become available"
+            )
+        );
+    }
+}

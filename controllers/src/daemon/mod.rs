@@ -13,6 +13,7 @@
 //! | [`update`] | pure: the RollingUpdate pass, with and without surge | `update.go`: `rollingUpdate`, `findUpdatedPodsOnNode`, `updatedDesiredNodeCounts`; `util`: `SurgeCount`, `UnavailableCount` |
 //! | [`history`] | pure: revision data, matching, snapshot object, dedup and cleanup choices | `update.go`: `getPatch`, `Match`, `snapshot`, `dedupCurHistories`, `cleanupHistory` |
 //! | [`status`] | pure: the status counters | `daemon_controller.go`: `updateDaemonSetStatus`, `storeDaemonSetStatus` |
+//! | [`decisions`] | pure: the sentences the sync records in the causal journal (`manage`'s nodes and reasons, the backoff wait, the rolling update's arithmetic) | `daemon_controller.go` `manage`, `podsShouldBeOnNode`; `update.go` `rollingUpdate` |
 //! | [`backoff`] | pure: the per-node backoff between deletions of failed pods | client-go `util/flowcontrol/backoff.go` |
 //! | `tests/` | `controller.rs` against a real API (paused time); `placement.rs`, `plan.rs`, `update.rs`, `status.rs`, `history.rs`, `handlers.rs` table tests; `fixtures.rs` | `daemon_controller_test.go`, `update_test.go`, `util/daemonset_util_test.go` |
 //! | `properties.rs` | a surge update never leaves a node without an available pod | — |

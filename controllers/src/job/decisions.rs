@@ -347,3 +347,105 @@ mod tests {
         );
     }
 }
+
+/// [`manage`] and [`finished`] over real contexts and plans.
+#[cfg(test)]
+mod ctx_tests {
+    use std::collections::HashSet;
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::job::backoff::BackoffRecord;
+    use crate::job::plan::{evaluate_finish, manage_job, new_sync_ctx};
+    use crate::job::tests::fixtures::{JobFixture, PodFixture, at, t0};
+
+    fn ctx(
+        job: JobFixture,
+        pods: Vec<PodFixture>,
+        previous: Option<BackoffRecord>,
+        now: jiff::Timestamp,
+    ) -> SyncJobCtx {
+        let pods: Vec<Arc<_>> = pods.into_iter().map(PodFixture::arc).collect();
+        let mut c = new_sync_ctx(&job.build(), pods, HashSet::new(), previous, now);
+        evaluate_finish(&mut c, now);
+        c
+    }
+
+    fn manage_message(c: &SyncJobCtx, now: jiff::Timestamp) -> Option<String> {
+        let plan = manage_job(c, now).expect("plans");
+        manage(c, &plan).map(|d| format!("{}: {}", d.function, d.message))
+    }
+
+    #[test]
+    fn a_new_job_creates_parallelism_pods() {
+        let c = ctx(JobFixture::new(Some(5), 2), vec![], None, t0());
+        assert_eq!(
+            manage_message(&c, t0()).as_deref(),
+            Some(
+                "manageJob: active 0, succeeded 0, completions 5, parallelism 2: creating 2 \
+                 (wantActive = min(parallelism 2, completions 5 − succeeded 0) = 2, diff = 2 − active 0 = +2)"
+            )
+        );
+    }
+
+    #[test]
+    fn enough_active_pods_decide_nothing() {
+        let pods = vec![PodFixture::new("a"), PodFixture::new("b")];
+        let c = ctx(JobFixture::new(Some(5), 2), pods, None, t0());
+        assert_eq!(manage_message(&c, t0()), None);
+    }
+
+    #[test]
+    fn a_failure_backoff_holds_creations_back() {
+        let pods = vec![
+            PodFixture::new("f0").failed(1, at(0)).counted(),
+            PodFixture::new("f1").failed(1, at(20)),
+        ];
+        let previous = BackoffRecord {
+            failures_after_last_success: 1,
+            last_failure_time: Some(at(0)),
+        };
+        let job = JobFixture::new(Some(1), 1)
+            .backoff_limit(2)
+            .status(json!({"failed": 1}))
+            .started(t0());
+        let c = ctx(job, pods, Some(previous), at(25));
+        assert_eq!(
+            manage_message(&c, at(25)).as_deref(),
+            Some(
+                "manageJob: active 0, succeeded 0, completions 1, parallelism 1: 1 pods missing, but 2 pods failed \
+                 after the last success: pod failure backoff (10s doubling per failure, at most 10m), creating again after 15s"
+            )
+        );
+    }
+
+    #[test]
+    fn the_backoff_limit_fails_the_job() {
+        let pods = vec![
+            PodFixture::new("f0").failed(1, at(0)),
+            PodFixture::new("f1").failed(1, at(1)),
+        ];
+        let job = JobFixture::new(Some(3), 1).backoff_limit(1).started(t0());
+        let c = ctx(job, pods, None, at(2));
+        let condition = c.finished_condition.clone().expect("finished");
+        assert_eq!(
+            finished(&c, &condition).message,
+            "failed 2 > backoffLimit 1: job failed (BackoffLimitExceeded)"
+        );
+    }
+
+    #[test]
+    fn the_deadline_fails_the_job() {
+        let job = JobFixture::new(Some(3), 1).deadline(10).started(t0());
+        let c = ctx(job, vec![PodFixture::new("a")], None, at(11));
+        let condition = c.finished_condition.clone().expect("finished");
+        let d = finished(&c, &condition);
+        assert_eq!(d.function, "pastActiveDeadline");
+        assert_eq!(
+            d.message,
+            "activeDeadlineSeconds 10 have passed since startTime: job failed (DeadlineExceeded)"
+        );
+    }
+}

@@ -15,6 +15,7 @@
 //! | [`pod_failure_policy`] | pure: matching a failed pod against `podFailurePolicy` | `pod_failure_policy.go` |
 //! | [`indexed`] | pure: completion indexes, interval strings, per-index failures, pod names | `indexed_job_utils.go` |
 //! | [`success_policy`] | pure: `successPolicy` of Indexed Jobs | `success_policy.go` |
+//! | [`decisions`] | pure: the sentences the sync records in the causal journal (`manageJob`'s `wantActive` arithmetic, the backoff wait, the conclusion) | `job_controller.go`: `manageJob`, `syncJob`, `pastBackoffLimitOnFailure`, `pastActiveDeadline` |
 //! | [`util`] | pure: spec defaults, conditions, reasons and messages, when a pod counts as failed | `job_controller.go` helpers, `util/utils.go` |
 //! | `tests/` | `controller.rs` against a real API (paused time); table tests of the pure files; `fixtures.rs` | `job_controller_test.go`, `backoff_utils_test.go`, ... |
 //! | `properties.rs` | property tests: parallelism, completions, no double counting | — |

@@ -475,3 +475,130 @@ mod tests {
         );
     }
 }
+
+/// [`plan_decisions`] and [`wait`] over real plans.
+#[cfg(test)]
+mod plan_tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+
+    use super::*;
+    use crate::statefulset::plan::update_stateful_set;
+    use crate::statefulset::tests::fixtures::{PodExt, SetExt, now, pod, set};
+    use crate::statefulset::utils::{apply_revision, new_revision};
+
+    /// The decisions of one plan of `set` (current revision `current`'s template).
+    fn decisions_of(set: &StatefulSet, current: &StatefulSet, pods: &[Pod]) -> Vec<String> {
+        let cur = new_revision(current, 1, 0);
+        let upd = new_revision(set, 2, 0);
+        let current_set = apply_revision(set, &cur).expect("applies");
+        let update_set = apply_revision(set, &upd).expect("applies");
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let claims: BTreeMap<String, &PersistentVolumeClaim> = BTreeMap::new();
+        let input = PlanInput {
+            set,
+            current_set: &current_set,
+            update_set: &update_set,
+            current_revision: name_of(&cur.metadata),
+            update_revision: name_of(&upd.metadata),
+            collision_count: 0,
+            pods: &refs,
+            claims: &claims,
+            now: now(),
+        };
+        let plan = update_stateful_set(&input).expect("plans");
+        let mut all = plan_decisions(&input, &plan);
+        all.extend(wait(&input, &plan));
+        let rename = |m: &str| {
+            m.replace(name_of(&upd.metadata), "UPD")
+                .replace(name_of(&cur.metadata), "CUR")
+        };
+        all.iter()
+            .map(|d| format!("{}: {}", d.function, rename(&d.message)))
+            .collect()
+    }
+
+    #[test]
+    fn ordered_ready_creates_then_waits() {
+        let s = set(3);
+        assert_eq!(
+            decisions_of(&s, &s, &[]),
+            ["processReplica: creating web-0 at revision UPD (ordinal 0 of replicas 3, OrderedReady)"]
+        );
+        assert_eq!(
+            decisions_of(&s, &s, &[pod(&s, 0, "x")]),
+            [
+                "updateStatefulSet: waiting for web-0 to be Running and Ready before creating web-1 (OrderedReady)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_no_op_sync_decides_nothing() {
+        let s = set(2);
+        let upd = name_of(&new_revision(&s, 2, 0).metadata).to_owned();
+        let pods = [pod(&s, 0, &upd).ready(), pod(&s, 1, &upd).ready()];
+        assert!(decisions_of(&s, &s, &pods).is_empty());
+        // Not ready, but nothing waits for it.
+        let pods = [pod(&s, 0, &upd).ready(), pod(&s, 1, &upd).running()];
+        assert!(decisions_of(&s, &s, &pods).is_empty());
+    }
+
+    #[test]
+    fn scale_down_takes_the_highest_ordinal() {
+        let s = set(1);
+        let upd = name_of(&new_revision(&s, 2, 0).metadata).to_owned();
+        let pods = [
+            pod(&s, 0, &upd).ready(),
+            pod(&s, 1, &upd).ready(),
+            pod(&s, 2, &upd).terminating(),
+        ];
+        assert_eq!(
+            decisions_of(&s, &s, &pods),
+            [
+                "processCondemned: waiting for condemned web-2 to finish terminating before deleting web-1 \
+              (scale down, OrderedReady)"
+            ]
+        );
+        let pods = [pod(&s, 0, &upd).ready(), pod(&s, 1, &upd).ready()];
+        assert_eq!(
+            decisions_of(&s, &s, &pods),
+            [
+                "processCondemned: deleting web-1 (ordinal 1 ≥ replicas 1: scale down, OrderedReady: highest ordinal \
+              first, one at a time)"
+            ]
+        );
+    }
+
+    #[test]
+    fn rolling_update_deletes_then_waits() {
+        let old = set(3);
+        let new = set(3).image("nginx:2");
+        let cur = name_of(&new_revision(&old, 1, 0).metadata).to_owned();
+        let upd = name_of(&new_revision(&new, 2, 0).metadata).to_owned();
+        let pods = [
+            pod(&new, 0, &cur).ready(),
+            pod(&new, 1, &cur).ready(),
+            pod(&new, 2, &cur).ready(),
+        ];
+        assert_eq!(
+            decisions_of(&new, &old, &pods),
+            [
+                "updateStatefulSet: deleting web-2 to update it: revision CUR → UPD (partition 0, highest ordinal first)"
+            ]
+        );
+        let pods = [
+            pod(&new, 0, &cur).ready(),
+            pod(&new, 1, &cur).ready(),
+            pod(&new, 2, &upd).running(),
+        ];
+        assert_eq!(
+            decisions_of(&new, &old, &pods),
+            [
+                "updateStatefulSet: waiting for web-2 to be Running and Ready before updating web-1 (OrderedReady)"
+            ]
+        );
+    }
+}

@@ -10,6 +10,7 @@
 //! | [`plan`] | pure: the ordered writes of one sync (scale, repair, scale down, rolling update) and the status | `stateful_set_control.go`: `updateStatefulSet`, `processReplica`, `processCondemned`, `updateStatefulSetAfterInvariantEstablished` |
 //! | [`revisions`] | pure: reuse / renumber / create the update revision; which revisions to truncate | `stateful_set_control.go`: `getStatefulSetRevisions`, `truncateHistory` |
 //! | [`status`] | pure: the counters, `completeRollingUpdate`, `inconsistentStatus` | `stateful_set_control.go`, `stateful_set_utils.go` |
+//! | [`decisions`] | pure: the sentences the sync records in the causal journal (each pod write with its ordinal and revisions, the wait an OrderedReady set stops at) | `stateful_set_control.go`: `updateStatefulSet`, `processReplica`, `processCondemned` |
 //! | [`claims`] | pure: `persistentVolumeClaimRetentionPolicy` as owner references | `stateful_set_utils.go` |
 //! | [`utils`] | pure: identity, storage, revision data, pod predicates, `maxUnavailable` | `stateful_set_utils.go` |
 //! | `tests/` | `controller.rs` against a real API; table tests (`controllers/testdata/statefulset.json`) | `stateful_set_control_test.go`, `stateful_set_utils_test.go` |
