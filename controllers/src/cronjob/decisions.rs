@@ -19,18 +19,8 @@ use super::plan::{Decision as Planned, Plan, finished_condition};
 use super::schedule::{ScheduleState, get_job_name, next_schedule_time, schedule_of};
 use crate::runtime::name_of;
 
-/// One decision: the upstream function it mirrors and its sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// The upstream function (`syncCronJob`).
-    pub function: &'static str,
-    /// What was decided, with the numbers.
-    pub message: String,
-}
-
-fn decision(function: &'static str, message: String) -> Decision {
-    Decision { function, message }
-}
+pub use crate::runtime::Decision;
+use crate::runtime::decision;
 
 /// `next run at …, requeue after …`, or that the schedule has no next time.
 pub fn next_run(now: Timestamp, requeue: Option<Duration>) -> String {

@@ -35,7 +35,9 @@ use super::plan::{self, Decision, Note, Observed};
 use crate::runtime::client::{ClientError, DeleteParams, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
-use crate::runtime::{Action, ReconcileError, get_controller_of, is_controlled_by, name_of, split_key};
+use crate::runtime::{
+    Action, ReconcileError, get_controller_of, is_controlled_by, journal_ref, name_of, split_key,
+};
 use crate::runtime::{Client, clock_now};
 use store::Clock;
 
@@ -330,14 +332,4 @@ impl CronJobSync {
     fn event(&self, cj: &CronJob, type_: EventType, reason: &str, message: &str) {
         self.recorder.record(&ObjectRef::of(cj), type_, reason, message);
     }
-}
-
-/// The CronJob as the causal journal names it.
-fn journal_ref(cj: &CronJob) -> store::journal::ObjectRef {
-    let meta = &cj.metadata;
-    store::journal::ObjectRef::new(
-        "CronJob",
-        meta.namespace.as_deref().unwrap_or(""),
-        meta.name.as_deref().unwrap_or(""),
-    )
 }

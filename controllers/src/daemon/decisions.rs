@@ -25,18 +25,8 @@ use super::update::{Limits, RollingUpdatePlan, find_updated_pods_on_node, update
 use crate::controller_utils::pods::{is_pod_available, pod_phase};
 use crate::runtime::name_of;
 
-/// One decision: the upstream function it mirrors and its sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// The upstream function (`manage`).
-    pub function: &'static str,
-    /// What was decided, with the numbers.
-    pub message: String,
-}
-
-fn decision(function: &'static str, message: String) -> Decision {
-    Decision { function, message }
-}
+pub use crate::runtime::Decision;
+use crate::runtime::decision;
 
 /// `manage`: the nodes that get a pod and the pods that go, each with its reason.
 pub fn manage_message(nodes: &[String], deletes: &[(String, String)]) -> Decision {

@@ -54,7 +54,7 @@ use crate::runtime::client::{Client, ClientError, PatchType, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
-    Action, ControllerExpectations, ReconcileError, clock_now, new_controller_ref, split_key,
+    Action, ControllerExpectations, ReconcileError, clock_now, journal_ref, new_controller_ref, split_key,
 };
 
 /// Event reason of a created pod (upstream `SuccessfulCreatePodReason`).
@@ -622,14 +622,4 @@ impl DaemonSetsSync {
 
 fn requeue(after: Option<Duration>) -> Action {
     after.map_or(Action::Done, Action::RequeueAfter)
-}
-
-/// The DaemonSet as the causal journal names it.
-fn journal_ref(ds: &DaemonSet) -> store::journal::ObjectRef {
-    let meta = &ds.metadata;
-    store::journal::ObjectRef::new(
-        "DaemonSet",
-        meta.namespace.as_deref().unwrap_or(""),
-        meta.name.as_deref().unwrap_or(""),
-    )
 }

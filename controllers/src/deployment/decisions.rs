@@ -20,18 +20,8 @@ use super::util::{
 };
 use crate::runtime::name_of;
 
-/// One decision of a plan: the upstream function it mirrors and its sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// The upstream function (`reconcileNewReplicaSet`).
-    pub function: &'static str,
-    /// What was decided, with the numbers.
-    pub message: String,
-}
-
-fn decision(function: &'static str, message: String) -> Decision {
-    Decision { function, message }
-}
+pub use crate::runtime::Decision;
+use crate::runtime::decision;
 
 /// `web-6d4f 3→2, web-7c9b 0→1`.
 pub fn changes_text(changes: &[ScaleChange]) -> String {

@@ -39,6 +39,7 @@ use super::plan::{self, CreateConflict, Plan, on_create_conflict, on_create_fail
 use super::util::REVISION_ANNOTATION;
 use crate::controller_ref_manager::ControllerRefManager;
 use crate::controller_utils::selector::selector_of;
+use crate::runtime::decision;
 use crate::runtime::informer::{NAMESPACE_INDEX, OWNER_INDEX};
 use crate::runtime::{
     Action, Client, ClientError, EventType, ObjectRef, ReconcileError, Recorder, Store, Typed, clock_now,
@@ -115,19 +116,7 @@ impl DeploymentSync {
 
     /// Puts the plan's decisions into the causal journal, caused by this sync.
     fn record_decisions(&self, d: &Deployment, plan: &Plan) {
-        let object = || {
-            let meta = &d.metadata;
-            store::journal::ObjectRef::new(
-                "Deployment",
-                meta.namespace.as_deref().unwrap_or(""),
-                name_of(meta),
-            )
-        };
-        for decision in &plan.decisions {
-            self.clock.decide(NAME, decision.function, Some(object()), || {
-                decision.message.clone()
-            });
-        }
+        decision::record(&self.clock, NAME, d, plan.decisions.iter().cloned());
     }
 
     fn event(&self, d: &Deployment, type_: EventType, reason: &str, message: &str) {

@@ -19,18 +19,8 @@ use super::util::{
 };
 use crate::runtime::name_of;
 
-/// One decision: the upstream function it mirrors and its sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// The upstream function (`manageJob`).
-    pub function: &'static str,
-    /// What was decided, with the numbers.
-    pub message: String,
-}
-
-fn decision(function: &'static str, message: String) -> Decision {
-    Decision { function, message }
-}
+pub use crate::runtime::Decision;
+use crate::runtime::decision;
 
 /// The counts a `manageJob` decision starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

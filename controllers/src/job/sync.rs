@@ -54,7 +54,7 @@ use crate::runtime::client::{Client, ClientError, PatchType, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
-    Action, ControllerExpectations, ReconcileError, clock_now, get_controller_of, split_key,
+    Action, ControllerExpectations, ReconcileError, clock_now, get_controller_of, journal_ref, split_key,
 };
 
 /// Event reason of a created pod (upstream `SuccessfulCreatePodReason`).
@@ -609,14 +609,4 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
-}
-
-/// The Job as the causal journal names it.
-fn journal_ref(job: &Job) -> store::journal::ObjectRef {
-    let meta = &job.metadata;
-    store::journal::ObjectRef::new(
-        "Job",
-        meta.namespace.as_deref().unwrap_or(""),
-        meta.name.as_deref().unwrap_or(""),
-    )
 }

@@ -52,7 +52,8 @@ use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::lessons::Lessons;
 use crate::runtime::{
-    Action, ReconcileError, UidTrackingControllerExpectations, clock_now, new_controller_ref, split_key,
+    Action, ReconcileError, UidTrackingControllerExpectations, clock_now, journal_ref, new_controller_ref,
+    split_key,
 };
 
 /// Event reason of a created pod (upstream `SuccessfulCreatePodReason`).
@@ -400,14 +401,4 @@ impl ReplicaSetSync {
             other => Ok(other?.status.unwrap_or_default()),
         }
     }
-}
-
-/// The ReplicaSet as the causal journal names it.
-fn journal_ref(rs: &ReplicaSet) -> store::journal::ObjectRef {
-    let meta = &rs.metadata;
-    store::journal::ObjectRef::new(
-        "ReplicaSet",
-        meta.namespace.as_deref().unwrap_or(""),
-        meta.name.as_deref().unwrap_or(""),
-    )
 }

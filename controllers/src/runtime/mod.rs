@@ -22,6 +22,7 @@
 //! | [`feed`] | `shared_informer.go` (`AddEventHandler`, `WaitForNamedCacheSync`), the controllers' `Run` | informer changes → handler → queue keys; a controller's `run` |
 //! | [`controller`] | sample-controller `controller.go` (`processNextWorkItem`) | the worker loop and the reconcile outcome |
 //! | [`events`] | `tools/record/event.go`, `events_cache.go` | Events with aggregated counts |
+//! | [`decision`] | (none; upstream logs at `-v=4`) | a plan decision and its sentence, recorded in the causal journal |
 //! | [`trace`] | (none) | `--trace controllers`: event → enqueue → sync → writes → result |
 //! | [`wrap`] | (`rest.Config.WrapTransport`) | [`WrapClient`]: a client around another, writing only what it adds |
 //! | [`lessons`] | (none) | `--disable expectations` and the other switches that break one mechanism on purpose |
@@ -31,6 +32,7 @@
 
 pub mod client;
 pub mod controller;
+pub mod decision;
 pub mod events;
 pub mod expectations;
 pub mod fault;
@@ -49,6 +51,7 @@ pub use client::{
     ResourceRef, Typed, WatchEvent,
 };
 pub use controller::{Action, ReconcileError, Reconciler, run_workers};
+pub use decision::{Decision, decision, journal_ref};
 pub use events::{EventType, ObjectRef, Recorder};
 pub use expectations::{ControllerExpectations, UidTrackingControllerExpectations};
 pub use fault::{FaultCounts, Faults, FaultyClient};

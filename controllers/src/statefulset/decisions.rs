@@ -21,18 +21,8 @@ use super::utils::{
 };
 use crate::runtime::name_of;
 
-/// One decision: the upstream function it mirrors and its sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// The upstream function (`processReplica`).
-    pub function: &'static str,
-    /// What was decided, with the numbers.
-    pub message: String,
-}
-
-fn decision(function: &'static str, message: String) -> Decision {
-    Decision { function, message }
-}
+pub use crate::runtime::Decision;
+use crate::runtime::decision;
 
 /// `processReplica` creating a missing pod.
 pub fn create_pod(pod: &str, revision: &str, ordinal: i32, replicas: i32, policy: &str) -> Decision {

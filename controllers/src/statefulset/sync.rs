@@ -48,8 +48,8 @@ use crate::runtime::client::{ClientError, PatchType, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
-    Action, Client, ReconcileError, UidTrackingControllerExpectations, clock_now, name_of, object_key,
-    split_key,
+    Action, Client, ReconcileError, UidTrackingControllerExpectations, clock_now, decision, name_of,
+    object_key, split_key,
 };
 
 /// How often a revision name may collide before the sync gives up (and retries later).
@@ -204,7 +204,6 @@ impl StatefulSetSync {
     /// Puts the plan's decisions into the causal journal, caused by this sync: its pod writes and
     /// the wait holding it back, or, while expectations hold the writes back, that wait.
     fn record_decisions(&self, key: &str, needs_sync: bool, input: &PlanInput<'_>, plan: &Plan) {
-        let object = || journal_ref(input.set);
         let found = match needs_sync {
             true => {
                 let mut found = decisions::plan_decisions(input, plan);
@@ -218,9 +217,7 @@ impl StatefulSetSync {
                 vec![decisions::waiting_expectations(adds, dels, plan.steps.len())]
             }
         };
-        for d in found {
-            self.clock.decide(NAME, d.function, Some(object()), || d.message);
-        }
+        decision::record(&self.clock, NAME, input.set, found);
     }
 
     /// The writes of upstream `getStatefulSetRevisions`: reuse, renumber or create the update
@@ -538,14 +535,4 @@ pub(crate) fn group_by_pod(steps: Vec<Step>) -> Vec<Vec<Step>> {
         }
     }
     groups.into_iter().map(|(_, g)| g).collect()
-}
-
-/// The StatefulSet as the causal journal names it.
-fn journal_ref(set: &StatefulSet) -> store::journal::ObjectRef {
-    let meta = &set.metadata;
-    store::journal::ObjectRef::new(
-        "StatefulSet",
-        meta.namespace.as_deref().unwrap_or(""),
-        meta.name.as_deref().unwrap_or(""),
-    )
 }
