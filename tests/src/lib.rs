@@ -242,6 +242,27 @@ impl Cluster {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("kubectl {args:?} -o json: {e}: {out}"))
     }
 
+    /// Every entry of the causal journal (`/debug/journal`, paged with
+    /// `after=next`), by id.
+    pub async fn journal(&self) -> std::collections::BTreeMap<u64, serde_json::Value> {
+        let mut entries = std::collections::BTreeMap::new();
+        let mut after = 0;
+        loop {
+            let path = format!("/debug/journal?after={after}&limit=5000");
+            let resp = http(self.server(), "GET", &path, &[], b"").await;
+            assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
+            let page = resp.json();
+            let list = page["entries"].as_array().expect("entries").clone();
+            if list.is_empty() {
+                return entries;
+            }
+            for e in list {
+                entries.insert(e["id"].as_u64().expect("id"), e);
+            }
+            after = page["next"].as_u64().expect("next");
+        }
+    }
+
     /// Stops the server.
     pub async fn stop(&mut self) {
         if let Some(s) = self.server.take() {

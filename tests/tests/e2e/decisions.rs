@@ -85,26 +85,6 @@ async fn entries_of(c: &Cluster, kind: &str, name: &str) -> Vec<Value> {
     resp.json()["entries"].as_array().expect("entries").clone()
 }
 
-/// Every entry of the journal, by id (paged with `after=next`).
-async fn journal(c: &Cluster) -> BTreeMap<u64, Value> {
-    let mut entries = BTreeMap::new();
-    let mut after = 0;
-    loop {
-        let path = format!("/debug/journal?after={after}&limit=5000");
-        let resp = http(c.server(), "GET", &path, &[], b"").await;
-        assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
-        let page = resp.json();
-        let list = page["entries"].as_array().expect("entries").clone();
-        if list.is_empty() {
-            return entries;
-        }
-        for e in list {
-            entries.insert(e["id"].as_u64().expect("id"), e);
-        }
-        after = page["next"].as_u64().expect("next");
-    }
-}
-
 /// The decision entries among `entries`.
 fn decisions(entries: &[Value]) -> Vec<Value> {
     entries
@@ -164,7 +144,7 @@ async fn statefulset_and_job_syncs_record_their_decisions() {
     c.ok(&["wait", "--for=condition=complete", "job/batch", "--timeout=60s"])
         .await;
 
-    let all = journal(&c).await;
+    let all = c.journal().await;
 
     let set = decisions(&entries_of(&c, "StatefulSet", "db").await);
     let creates = messages(&set, "processReplica");

@@ -52,26 +52,6 @@ async fn cluster() -> Cluster {
     .await
 }
 
-/// Every entry of the journal, by id (paged with `after=next`).
-async fn journal(c: &Cluster) -> BTreeMap<u64, Value> {
-    let mut entries = BTreeMap::new();
-    let mut after = 0;
-    loop {
-        let path = format!("/debug/journal?after={after}&limit=5000");
-        let resp = http(c.server(), "GET", &path, &[], b"").await;
-        assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
-        let page = resp.json();
-        let list = page["entries"].as_array().expect("entries").clone();
-        if list.is_empty() {
-            return entries;
-        }
-        for e in list {
-            entries.insert(e["id"].as_u64().expect("id"), e);
-        }
-        after = page["next"].as_u64().expect("next");
-    }
-}
-
 /// The ids an entry names as its causes: `cause`, then `also`.
 fn links(e: &Value) -> Vec<u64> {
     let also = e["also"].as_array().cloned().unwrap_or_default();
@@ -171,7 +151,7 @@ async fn a_rollout_leads_back_to_the_users_set_image() {
     })
     .await;
 
-    let entries = journal(&c).await;
+    let entries = c.journal().await;
     let is = |e: &Value, step: &str, verb: &str, kind: &str| {
         e["step"] == step && e["verb"] == verb && e["object"]["kind"] == kind
     };

@@ -261,18 +261,13 @@ async fn ten_steps_of_one_second_reach_the_state_one_step_of_ten_does() {
 /// since the first entry, step, actor, object, message), for comparing two
 /// runs that should not differ.
 async fn dump_journal(c: &Cluster, file: &str) {
-    let mut lines = Vec::new();
-    let mut after = 0;
-    loop {
-        let path = format!("/debug/journal?after={after}&limit=5000");
-        let page = e2e::http(c.server(), "GET", &path, &[], b"").await.json();
-        let entries = page["entries"].as_array().cloned().unwrap_or_default();
-        if entries.is_empty() {
-            break;
-        }
-        for e in &entries {
+    let lines: Vec<String> = c
+        .journal()
+        .await
+        .values()
+        .map(|e| {
             let o = &e["object"];
-            lines.push(format!(
+            format!(
                 "{} {} {} {}/{}/{} {}",
                 e["time"].as_str().unwrap_or("?"),
                 e["step"].as_str().unwrap_or("?"),
@@ -281,10 +276,9 @@ async fn dump_journal(c: &Cluster, file: &str) {
                 o["namespace"].as_str().unwrap_or(""),
                 o["name"].as_str().unwrap_or(""),
                 e["message"].as_str().unwrap_or("")
-            ));
-        }
-        after = page["next"].as_u64().unwrap_or(after + entries.len() as u64);
-    }
+            )
+        })
+        .collect();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp");
     std::fs::create_dir_all(&dir).expect("target/tmp");
     std::fs::write(dir.join(file), lines.join("\n")).expect("write the journal");
