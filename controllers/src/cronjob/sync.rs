@@ -36,7 +36,7 @@ use crate::runtime::client::{ClientError, DeleteParams, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
-    Action, ReconcileError, get_controller_of, is_controlled_by, journal_ref, name_of, split_key,
+    Action, ReconcileError, decision, get_controller_of, is_controlled_by, name_of, split_key,
 };
 use crate::runtime::{Client, clock_now};
 use store::Clock;
@@ -112,9 +112,7 @@ impl CronJobSync {
     async fn cleanup_finished_jobs(&self, cj: &mut CronJob, jobs: &[Arc<Job>]) -> bool {
         let mut changed = false;
         let to_delete = plan::jobs_to_clean_up(cj, jobs);
-        for d in decisions::cleanup(cj, jobs, &to_delete) {
-            self.decide(cj, d);
-        }
+        decision::record(&self.clock, NAME, cj, || decisions::cleanup(cj, jobs, &to_delete));
         for job in to_delete {
             changed |= self.delete_job(cj, &job).await;
         }
@@ -191,9 +189,7 @@ impl CronJobSync {
             }
         }
         let decided = plan::decide(cj, now);
-        for d in decisions::of_plan(cj, &decided, now) {
-            self.decide(cj, d);
-        }
+        decision::record(&self.clock, NAME, cj, || decisions::of_plan(cj, &decided, now));
         self.notes(cj, &decided.notes);
         let (scheduled, replace, requeue) = match decided.decision {
             Decision::Deleting | Decision::UnknownTimeZone | Decision::Suspended | Decision::Broken => {
@@ -310,12 +306,6 @@ impl CronJobSync {
             changed = true;
         }
         Ok(changed)
-    }
-
-    /// Puts a decision into the causal journal, caused by this sync.
-    fn decide(&self, cj: &CronJob, d: decisions::Decision) {
-        self.clock
-            .decide(NAME, d.function, Some(journal_ref(cj)), || d.message);
     }
 
     fn notes(&self, cj: &CronJob, notes: &[Note]) {

@@ -54,7 +54,7 @@ use crate::runtime::client::{Client, ClientError, PatchType, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
-    Action, ControllerExpectations, ReconcileError, clock_now, journal_ref, new_controller_ref, split_key,
+    Action, ControllerExpectations, ReconcileError, clock_now, decision, new_controller_ref, split_key,
 };
 
 /// Event reason of a created pod (upstream `SuccessfulCreatePodReason`).
@@ -209,9 +209,9 @@ impl DaemonSetsSync {
         };
         let requeue_after = manage.requeue_after;
         self.record_planned(ds, &manage);
-        for d in decisions::manage(ds, nodes, &by_node, hash, &manage) {
-            self.decide(ds, d);
-        }
+        decision::record(&self.clock, NAME, ds, || {
+            decisions::manage(ds, nodes, &by_node, hash, &manage)
+        });
         self.sync_nodes(
             ds,
             key,
@@ -224,10 +224,10 @@ impl DaemonSetsSync {
         if self.expectations.satisfied(key) && update::is_rolling_update(ds) {
             let rolling = update::rolling_update(ds, nodes, &by_node, hash, now)
                 .map_err(|e| ReconcileError::terminal(format!("couldn't get unavailable numbers: {e}")))?;
-            let counts = decisions::rolling_counts(ds, nodes, &by_node, hash, now);
-            if let Some(d) = counts.and_then(|c| decisions::rolling_update(&c, &rolling)) {
-                self.decide(ds, d);
-            }
+            decision::record(&self.clock, NAME, ds, || {
+                let counts = decisions::rolling_counts(ds, nodes, &by_node, hash, now);
+                counts.and_then(|c| decisions::rolling_update(&c, &rolling))
+            });
             self.sync_nodes(ds, key, &rolling.pods_to_delete, &rolling.nodes_to_create, hash)
                 .await?;
         }
@@ -236,12 +236,6 @@ impl DaemonSetsSync {
             ReconcileError::retryable(format!("failed to clean up revisions of DaemonSet: {e}"))
         })?;
         Ok(requeue_after)
-    }
-
-    /// Puts a decision into the causal journal, caused by this sync.
-    fn decide(&self, ds: &DaemonSet, d: decisions::Decision) {
-        self.clock
-            .decide(NAME, d.function, Some(journal_ref(ds)), || d.message);
     }
 
     fn record_planned(&self, ds: &DaemonSet, manage: &ManagePlan) {

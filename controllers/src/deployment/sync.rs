@@ -116,7 +116,7 @@ impl DeploymentSync {
 
     /// Puts the plan's decisions into the causal journal, caused by this sync.
     fn record_decisions(&self, d: &Deployment, plan: &Plan) {
-        decision::record(&self.clock, NAME, d, plan.decisions.iter().cloned());
+        decision::record(&self.clock, NAME, d, || plan.decisions.iter().cloned());
     }
 
     fn event(&self, d: &Deployment, type_: EventType, reason: &str, message: &str) {

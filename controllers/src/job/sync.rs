@@ -54,7 +54,7 @@ use crate::runtime::client::{Client, ClientError, PatchType, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
 use crate::runtime::{
-    Action, ControllerExpectations, ReconcileError, clock_now, get_controller_of, journal_ref, split_key,
+    Action, ControllerExpectations, ReconcileError, clock_now, decision, get_controller_of, split_key,
 };
 
 /// Event reason of a created pod (upstream `SuccessfulCreatePodReason`).
@@ -267,9 +267,7 @@ impl JobSync {
                 return Err(ClientError::new(422, "Invalid", e.to_string()));
             }
         };
-        if let Some(d) = decisions::manage(ctx, &plan) {
-            self.decide(&ctx.job, d);
-        }
+        decision::record(&self.clock, NAME, &ctx.job, || decisions::manage(ctx, &plan));
         match plan {
             ManagePlan::Nothing => Ok(None),
             ManagePlan::Backoff(after) => {
@@ -527,12 +525,6 @@ impl JobSync {
         (removed, first_error)
     }
 
-    /// Puts a decision into the causal journal, caused by this sync.
-    fn decide(&self, job: &Job, d: decisions::Decision) {
-        self.clock
-            .decide(NAME, d.function, Some(journal_ref(job)), || d.message);
-    }
-
     /// Records that a finishing Job's active pods are deleted (upstream `syncJob`'s
     /// `deleteActivePods`); nothing when none is active.
     fn decide_deleting_finished(&self, ctx: &SyncJobCtx) {
@@ -542,13 +534,15 @@ impl JobSync {
         if ctx.active_pods.is_empty() {
             return;
         }
-        let names: Vec<String> = ctx
-            .active_pods
-            .iter()
-            .map(|p| p.metadata.name.clone().unwrap_or_default())
-            .collect();
-        let reason = condition.reason.as_deref().unwrap_or("");
-        self.decide(&ctx.job, decisions::deleting_finished(reason, &names));
+        decision::record(&self.clock, NAME, &ctx.job, || {
+            let names: Vec<String> = ctx
+                .active_pods
+                .iter()
+                .map(|p| p.metadata.name.clone().unwrap_or_default())
+                .collect();
+            let reason = condition.reason.as_deref().unwrap_or("");
+            [decisions::deleting_finished(reason, &names)]
+        });
     }
 
     /// Upstream `recordJobFinished`: `Completed` (and `TooManySucceededPods`), or the failure reason.
@@ -556,7 +550,9 @@ impl JobSync {
         let Some(finished) = &ctx.finished_condition else {
             return;
         };
-        self.decide(&ctx.job, decisions::finished(ctx, finished));
+        decision::record(&self.clock, NAME, &ctx.job, || {
+            [decisions::finished(ctx, finished)]
+        });
         let object = ObjectRef::of(&ctx.job);
         if finished.type_ == super::util::COMPLETE {
             if tracking::too_many_succeeded(ctx) {

@@ -37,13 +37,18 @@ where
     )
 }
 
-/// Records `decisions` about `obj` by `controller` in `clock`'s journal,
-/// caused by the sync running now.
-pub fn record<K>(clock: &Clock, controller: &str, obj: &K, decisions: impl IntoIterator<Item = Decision>)
+/// Records the decisions `decide` returns about `obj` by `controller` in
+/// `clock`'s journal, caused by the sync running now; with the journal off,
+/// `decide` is not called (its sentences cost nothing).
+pub fn record<K, I>(clock: &Clock, controller: &str, obj: &K, decide: impl FnOnce() -> I)
 where
     K: k8s_openapi::Resource + k8s_openapi::Metadata<Ty = ObjectMeta>,
+    I: IntoIterator<Item = Decision>,
 {
-    for d in decisions {
+    if !clock.journal().enabled() {
+        return;
+    }
+    for d in decide() {
         clock.decide(controller, d.function, Some(journal_ref(obj)), || d.message);
     }
 }

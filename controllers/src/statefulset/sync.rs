@@ -204,7 +204,7 @@ impl StatefulSetSync {
     /// Puts the plan's decisions into the causal journal, caused by this sync: its pod writes and
     /// the wait holding it back, or, while expectations hold the writes back, that wait.
     fn record_decisions(&self, key: &str, needs_sync: bool, input: &PlanInput<'_>, plan: &Plan) {
-        let found = match needs_sync {
+        decision::record(&self.clock, NAME, input.set, || match needs_sync {
             true => {
                 let mut found = decisions::plan_decisions(input, plan);
                 found.extend(decisions::wait(input, plan));
@@ -216,8 +216,7 @@ impl StatefulSetSync {
                 let (adds, dels) = pending.map_or((0, 0), |e| (e.add.max(0), e.del.max(0)));
                 vec![decisions::waiting_expectations(adds, dels, plan.steps.len())]
             }
-        };
-        decision::record(&self.clock, NAME, input.set, found);
+        });
     }
 
     /// The writes of upstream `getStatefulSetRevisions`: reuse, renumber or create the update
