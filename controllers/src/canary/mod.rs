@@ -13,9 +13,10 @@
 //! | [`controller`] | informers (Canary, Deployment, Job, HTTPRoute) → keys → queue; `impl Reconciler`; `run` | `pkg/controller/controller.go`, `scheduler.go` (`scheduleCanaries`) |
 //! | [`sync`] | one sync: caches → checks when due → [`plan`] → writes → status | `pkg/controller/scheduler.go` (`advanceCanary`'s IO) |
 //! | [`plan`] | pure: the [`plan::Phase`] machine, one transition per sync as [`plan::Step`]s | `scheduler.go` (`advanceCanary`, `runCanary`, `runBlueGreen`, `runAB`, `rollback`), `scheduler_hooks.go` |
+//! | [`decisions`] | pure: the sentences each transition records in the causal journal | `scheduler.go` (`advanceCanary`, `runAnalysis`, `checkCanaryStatus`, `rollback`, `promote`) |
 //! | [`checks`] | pure given a query: the metric checks of one step | `scheduler_metrics.go`, `pkg/metrics/observers/` |
 //! | [`objects`] | pure builders of the primary, Services, route, HPA copy, hook Jobs; `apply`, `scale` | `pkg/canary/deployment_controller.go`, `pkg/router/` |
-//! | `tests/` | `plan.rs`, `checks.rs` table tests; `controller.rs` against a real API on paused time | `scheduler_*_test.go` |
+//! | `tests/` | `plan.rs`, `checks.rs`, `decisions.rs` table tests; `controller.rs` against a real API on paused time | `scheduler_*_test.go` |
 //!
 //! Only [`controller`], [`sync`] and `objects::apply` perform IO. Where to
 //! start reading: [`plan`]'s module doc (the lifecycle), then
@@ -23,6 +24,7 @@
 
 pub mod checks;
 pub mod controller;
+pub mod decisions;
 pub mod objects;
 pub mod plan;
 pub mod sync;

@@ -33,6 +33,8 @@ use serde_json::{Value, json};
 use store::Clock;
 
 use super::checks::{Subjects, run_checks};
+use super::controller::NAME;
+use super::decisions;
 use super::objects::hooks::hook_job_name;
 use super::objects::{
     self, Names, Weights, hook_job, hook_state, is_deployment_ready, primary_deployment, route_weights,
@@ -44,7 +46,7 @@ use crate::gateway::types::HTTPRoute;
 use crate::runtime::client::{Client, ClientError, DeleteParams, PatchType, ResourceRef, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::Store;
-use crate::runtime::{Action, ReconcileError, clock_now, split_key};
+use crate::runtime::{Action, ReconcileError, clock_now, decision, split_key};
 
 /// The reason of every Event the controller records (Flagger records all its events so).
 pub const SYNCED: &str = "Synced";
@@ -154,11 +156,15 @@ impl CanarySync {
             hooks,
             checks,
         };
+        let transition = plan::advance(&observed, now);
+        decision::record(&self.clock, NAME, &*canary, || {
+            decisions::transition(&observed, &transition)
+        });
         let Decision {
             steps,
             status,
             requeue_after,
-        } = plan::advance(&observed, now);
+        } = transition;
         for step in steps {
             self.apply_step(&canary, target.as_deref(), revision.as_deref(), step)
                 .await?;

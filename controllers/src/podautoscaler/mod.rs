@@ -11,6 +11,7 @@
 //! | [`horizontal`] | pure: each metric's proposal and status, `ScalingActive` | `horizontal.go`: `computeReplicasForMetrics`, `computeStatusFor*Metric` |
 //! | [`replica_calculator`] | pure: replicas from usage, tolerance, unready and missing pods | `replica_calculator.go` |
 //! | [`normalize`] | pure: stabilization windows, `behavior` policies, min/max | `horizontal.go`: `normalizeDesiredReplicas*`, `stabilizeRecommendation*`, `calculateScale*Limit*` |
+//! | [`decisions`] | pure: the sentences a sync records in the causal journal (ratio, stabilization, limit, rescale) | `horizontal.go`, `replica_calculator.go` (what upstream logs at `-v=4`) |
 //! | [`status`] | pure: conditions and status | `horizontal.go`: `setCondition`, `setStatus` |
 //! | [`metrics`] | the metrics client over PromQL (the query of each metric source) | `metrics/interfaces.go`, `rest_metrics_client.go`, `utilization.go` |
 //! | `tests/` | replica calculator table (upstream's cases), normalization tables, the controller on paused time | `replica_calculator_test.go`, `horizontal_test.go` |
@@ -23,6 +24,7 @@
 //! and [`normalize::normalize_desired_replicas_with_behaviors`].
 
 pub mod controller;
+pub mod decisions;
 pub mod horizontal;
 pub mod metrics;
 pub mod normalize;

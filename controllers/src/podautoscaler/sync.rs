@@ -37,6 +37,8 @@ use serde_json::{Value, json};
 use sim_metrics::Query;
 use store::Clock;
 
+use super::controller::NAME;
+use super::decisions;
 use super::horizontal::{HpaEvent, MetricsContext, ScaleView, compute_replicas_for_metrics};
 use super::metrics::PromMetricsClient;
 use super::normalize::{
@@ -52,7 +54,7 @@ use super::status::{
 use crate::runtime::client::{Client, PatchType, ResourceRef, Typed};
 use crate::runtime::events::{EventType, ObjectRef, Recorder};
 use crate::runtime::informer::{NAMESPACE_INDEX, Store};
-use crate::runtime::{Action, ReconcileError, clock_now, split_key};
+use crate::runtime::{Action, ReconcileError, clock_now, decision, split_key};
 
 /// Upstream `--horizontal-pod-autoscaler-sync-period`.
 pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(15);
@@ -158,6 +160,7 @@ impl HorizontalSync {
         let ns = hpa.metadata.namespace.clone().unwrap_or_default();
         let target = &spec.scale_target_ref;
         let reference = format!("{}/{ns}/{}", target.kind, target.name);
+        let target_text = format!("{} {}", target.kind, target.name);
 
         let resource = resource_for(target.api_version.as_deref().unwrap_or(""), &target.kind);
         let scale = match resource.clone() {
@@ -207,10 +210,30 @@ impl HorizontalSync {
             rescale_reason = "Current number of replicas above Spec.MaxReplicas".to_string();
             desired_replicas = max_replicas;
             rescale = true;
+            decision::record(&self.clock, NAME, &*hpa, || {
+                let bound = "maxReplicas";
+                [decisions::out_of_range(
+                    current_replicas,
+                    bound,
+                    max_replicas,
+                    &target_text,
+                    &rescale_reason,
+                )]
+            });
         } else if current_replicas < min_replicas {
             rescale_reason = "Current number of replicas below Spec.MinReplicas".to_string();
             desired_replicas = min_replicas;
             rescale = true;
+            decision::record(&self.clock, NAME, &*hpa, || {
+                let bound = "minReplicas";
+                [decisions::out_of_range(
+                    current_replicas,
+                    bound,
+                    min_replicas,
+                    &target_text,
+                    &rescale_reason,
+                )]
+            });
         } else {
             let pods = self.pods.by_index(NAMESPACE_INDEX, &ns);
             let client = PromMetricsClient::new(&self.metrics, &self.pods, now);
@@ -230,6 +253,10 @@ impl HorizontalSync {
                     ));
                 }
             };
+            let tolerance = self.calc.tolerance;
+            decision::record(&self.clock, NAME, &*hpa, || {
+                [decisions::metrics(hpa, &proposal, tolerance)]
+            });
             partial_error = proposal.partial_error.clone();
             metric_statuses = Some(proposal.statuses.clone());
             let mut desired = 0;
@@ -246,6 +273,17 @@ impl HorizontalSync {
             }
             let normalized = match &spec.behavior {
                 None => self.with_history(key, |h| {
+                    decision::record(&self.clock, NAME, &*hpa, || {
+                        let window = self.downscale_stabilization_window;
+                        let bounds = (min_replicas, max_replicas);
+                        let n = decisions::normalization(h, current_replicas, desired, bounds, window, now);
+                        [decisions::normalized(
+                            &n,
+                            current_replicas,
+                            &target_text,
+                            &rescale_reason,
+                        )]
+                    });
                     normalize_desired_replicas(
                         h,
                         current_replicas,
@@ -266,7 +304,18 @@ impl HorizontalSync {
                         current_replicas,
                         desired_replicas: desired,
                     };
-                    self.with_history(key, |h| normalize_desired_replicas_with_behaviors(h, &arg, now))
+                    self.with_history(key, |h| {
+                        decision::record(&self.clock, NAME, &*hpa, || {
+                            let n = decisions::normalization_with_behaviors(h, &arg, now);
+                            [decisions::normalized(
+                                &n,
+                                current_replicas,
+                                &target_text,
+                                &rescale_reason,
+                            )]
+                        });
+                        normalize_desired_replicas_with_behaviors(h, &arg, now)
+                    })
                 }
             };
             let (reason, message) = normalized.able_to_scale;

@@ -204,6 +204,22 @@ async fn replicas(c: &Cluster, deployment: &str) -> i64 {
     d["spec"]["replicas"].as_i64().unwrap_or(-1)
 }
 
+/// The messages of the causal journal's `function` decisions about Canary podinfo.
+async fn decisions(c: &Cluster, function: &str) -> Vec<String> {
+    c.journal()
+        .await
+        .values()
+        .filter(|e| {
+            e["step"] == "decision"
+                && e["actor"] == "canary-controller"
+                && e["function"] == function
+                && e["object"]["kind"] == "Canary"
+                && e["object"]["name"] == "podinfo"
+        })
+        .filter_map(|e| e["message"].as_str().map(str::to_string))
+        .collect()
+}
+
 // ---------------------------------------------------------------------------
 // Scenarios, run one after another on one cluster (a cluster's start is
 // most of a test's real time).
@@ -271,6 +287,20 @@ async fn good_canary_is_promoted(c: &Cluster) {
     ] {
         assert!(ev.iter().any(|e| e == want), "no event {want:?} in {ev:#?}");
     }
+    let advances = decisions(c, "advanceCanary").await;
+    assert!(
+        advances
+            .iter()
+            .any(|m| m.ends_with(": weight 10 → 20 (stepWeight 10, maxWeight 30)")),
+        "{advances:#?}"
+    );
+    let promotions = decisions(c, "promote").await;
+    assert!(
+        promotions
+            .iter()
+            .any(|m| m == "weight 30 = maxWeight 30: copying the template to podinfo-primary"),
+        "{promotions:#?}"
+    );
     let described = c.ok(&["describe", "canary", "podinfo"]).await;
     assert!(
         described.contains("Succeeded") && described.contains("Advance podinfo.default canary weight 20"),
@@ -318,6 +348,19 @@ async fn errors_roll_back_at_the_threshold(c: &Cluster) {
         ev.iter()
             .any(|e| e == "Canary failed! Scaling down podinfo.default"),
         "{ev:#?}"
+    );
+    let analyses = decisions(c, "runAnalysis").await;
+    assert!(
+        analyses.iter().any(|m| m.starts_with("request-success-rate ")
+            && m.ends_with(" < min 99: failed check 2 of threshold 2")),
+        "{analyses:#?}"
+    );
+    let rollbacks = decisions(c, "rollback").await;
+    assert!(
+        rollbacks
+            .iter()
+            .any(|m| m == "failedChecks 2 ≥ threshold 2: routing 100% to primary, scaling podinfo to 0"),
+        "{rollbacks:#?}"
     );
 }
 

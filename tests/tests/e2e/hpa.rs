@@ -97,6 +97,24 @@ fn sim_now(c: &Cluster) -> SystemTime {
     c.server().api().clock().now()
 }
 
+/// The (function, message) of each decision the causal journal holds about HPA web.
+async fn decisions(c: &Cluster) -> Vec<(String, String)> {
+    c.journal()
+        .await
+        .values()
+        .filter(|e| {
+            e["step"] == "decision"
+                && e["actor"] == "horizontal-pod-autoscaler"
+                && e["object"]["kind"] == "HorizontalPodAutoscaler"
+                && e["object"]["name"] == "web"
+        })
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or("").to_string();
+            (text("function"), text("message"))
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hpa_scales_with_the_request_rate_and_down_after_the_window() {
     let mut c = cluster().await;
@@ -178,6 +196,40 @@ async fn hpa_scales_with_the_request_rate_and_down_after_the_window() {
         downs.last().map(|(_, m)| m.as_str()),
         Some("New size: 2; reason: All metrics below target"),
         "{all:?}"
+    );
+
+    // The causal journal: each sync's proposal with its ratio, and the rescales it decided.
+    let decided = decisions(&c).await;
+    let of = |function: &str| -> Vec<&String> {
+        decided
+            .iter()
+            .filter(|(f, _)| f == function)
+            .map(|(_, m)| m)
+            .collect()
+    };
+    let proposals = of("computeReplicasForMetrics");
+    assert!(
+        proposals.iter().any(|m| m.starts_with("cpu utilization ")
+            && m.contains("% / target 50% = usageRatio ")
+            && m.ends_with(": desired 6")),
+        "{decided:#?}"
+    );
+    let normalized: Vec<&String> = decided
+        .iter()
+        .filter(|(f, _)| f.starts_with("normalizeDesiredReplicas"))
+        .map(|(_, m)| m)
+        .collect();
+    assert!(
+        normalized.iter().any(|m| m
+            .ends_with(" → 6 (reason: cpu resource utilization (percentage of request) above target)")
+            && m.contains("scaling Deployment web ")),
+        "{decided:#?}"
+    );
+    assert!(
+        normalized
+            .iter()
+            .any(|m| m.ends_with(" → 2 (reason: All metrics below target)")),
+        "{decided:#?}"
     );
 
     // kubectl describe: the conditions and the events, as upstream's describer shows them.

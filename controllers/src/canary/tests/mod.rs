@@ -4,4 +4,5 @@
 
 mod checks;
 mod controller;
+mod decisions;
 mod plan;

@@ -3,6 +3,7 @@
 //! ([`horizontal`]), and the controller against a real API on paused time ([`controller`]).
 
 mod controller;
+mod decisions;
 mod fixtures;
 mod horizontal;
 mod normalize;
