@@ -14,7 +14,17 @@ use std::path::{Path, PathBuf};
 /// Held for the life of a server; dropping it releases the data dir.
 #[derive(Debug)]
 pub struct DataDirLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for DataDirLock {
+    /// Unlocks before the file closes. Closing alone is not enough: a child
+    /// process another thread is spawning holds a copy of every descriptor
+    /// until its exec closes them, and the lock belongs to the open file
+    /// that copy shares, so it would outlive this handle for that moment.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
 }
 
 /// Why the data dir could not be locked.
@@ -71,7 +81,7 @@ impl DataDirLock {
         file.set_len(0).map_err(io)?;
         file.rewind().map_err(io)?;
         writeln!(file, "{}", std::process::id()).map_err(io)?;
-        Ok(DataDirLock { _file: file })
+        Ok(DataDirLock { file })
     }
 }
 
@@ -96,5 +106,33 @@ mod tests {
         assert!(!message.contains('\n'));
         drop(first);
         DataDirLock::acquire(dir.path()).expect("released on drop");
+    }
+
+    /// A child spawned by another thread holds a copy of every descriptor
+    /// until its exec closes them; a lock released only by closing would
+    /// stay held through that copy, and a restart at that moment would be
+    /// refused by its own process (seen in CI, where tests run kubectl).
+    #[test]
+    fn a_lock_dropped_while_children_are_spawned_is_free_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spawner = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::process::Command::new("true").status();
+                }
+            })
+        };
+        let refused = (0..3000)
+            .filter(|_| {
+                let held = DataDirLock::acquire(dir.path()).expect("free");
+                drop(held);
+                DataDirLock::acquire(dir.path()).is_err()
+            })
+            .count();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spawner.join().unwrap();
+        assert_eq!(refused, 0, "a dropped lock was still held");
     }
 }
