@@ -265,6 +265,12 @@ impl Server {
             }
             None => None,
         };
+        // The API's tables and the built-in CRDs' manifests, built beside
+        // the certificates and the store rather than by the first writes.
+        std::thread::spawn(|| {
+            apiserver::prepare_tables();
+            builtin_crds::prepare();
+        });
         let ips: Vec<_> = listen.iter().map(SocketAddr::ip).collect();
         let pki = match (config.insecure_http, &data_dir) {
             (true, _) => None,

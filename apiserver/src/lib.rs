@@ -47,3 +47,17 @@ pub mod validation;
 pub use api::Api;
 pub use error::{ApiError, ApiResult};
 pub use registry::Registry;
+
+/// Builds the process-wide tables that writes read: the built-in kinds'
+/// schemas for strict decoding ([`schema`], [`typed`]) and for patches and
+/// managedFields ([`patch::meta`]), and the CEL environment. Each is built
+/// once per process, by whichever caller comes first, and the first
+/// writes at start-up would build them on their way; a server calls this
+/// on a thread of its own as it starts, so that they are built while the
+/// store opens.
+pub fn prepare_tables() {
+    schema::prepare();
+    typed::prepare();
+    patch::meta::prepare();
+    crd::schema::cel::prepare();
+}

@@ -44,6 +44,11 @@ pub fn has_schema(group: &str, version: &str, kind: &str) -> bool {
 
 static GRAPH: LazyLock<Graph> = LazyLock::new(Graph::build);
 
+/// Builds the graph now (see [`crate::prepare_tables`]).
+pub(crate) fn prepare() {
+    LazyLock::force(&GRAPH);
+}
+
 /// Where in a kind's schema a decoding error happened, in the terms of
 /// upstream's message `json: cannot unmarshal <value> into Go struct field
 /// <go_struct>.<field> of type <go_type>`.

@@ -47,6 +47,11 @@ static KINDS: LazyLock<HashMap<(&'static str, &'static str, &'static str), Known
             .collect()
     });
 
+/// Builds the table now (see [`crate::prepare_tables`]).
+pub(crate) fn prepare() {
+    LazyLock::force(&KINDS);
+}
+
 /// Checks that `object` decodes into the type of `info`'s kind.
 pub fn check(info: &ResourceInfo, object: &Value, origin: Origin) -> Result<(), ApiError> {
     let key = (info.group.as_str(), info.version.as_str(), info.kind.as_str());

@@ -39,15 +39,17 @@ impl Api {
             field_manager: Some("kube-apiserver".into()),
             ..Default::default()
         };
-        for service in wanted
+        // All at once, so that they share their flushes.
+        let creates = wanted
             .iter()
             .filter(|s| !have.contains(&obj::name(s).to_string()))
-        {
-            match self.create(&info, None, service.clone(), &opts).await {
-                Err(e) if e.reason != Reason::AlreadyExists => return Err(e),
-                _ => {}
-            }
-        }
+            .map(|service| async {
+                match self.create(&info, None, service.clone(), &opts).await {
+                    Err(e) if e.reason != Reason::AlreadyExists => Err(e),
+                    _ => Ok(()),
+                }
+            });
+        futures::future::try_join_all(creates).await?;
         let want = names(&wanted);
         for stale in existing
             .iter()

@@ -11,7 +11,8 @@
 //! ```text
 //! Server::start: bootstrap (namespaces) → bind → reconcile(listen address)
 //!                → every 10 s (wall clock) reconcile again, until shutdown
-//! reconcile:     Service   create, or correct ports and type (targetPort = our port)
+//! reconcile (the three at once):
+//!                Service   create, or correct ports and type (targetPort = our port)
 //!                Endpoints create, or correct subsets and labels
 //!                EndpointSlice  create, or correct endpoints, ports and labels;
 //!                          replace it when its addressType changed; delete
@@ -65,9 +66,13 @@ impl Api {
     /// listens on. Call it after binding, and again whenever (see
     /// [`Api::keep_kubernetes_service`]).
     pub async fn reconcile_kubernetes_service(&self, addr: SocketAddr) -> ApiResult<()> {
-        self.reconcile_service(addr.port()).await?;
-        self.reconcile_endpoints(addr).await?;
-        self.reconcile_endpoint_slice(addr).await
+        // Three independent objects: written together, they share flushes.
+        futures::try_join!(
+            self.reconcile_service(addr.port()),
+            self.reconcile_endpoints(addr),
+            self.reconcile_endpoint_slice(addr),
+        )?;
+        Ok(())
     }
 
     /// Reconciles every [`RECONCILE_PERIOD`] until `shutdown`; failures are

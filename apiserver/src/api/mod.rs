@@ -136,10 +136,11 @@ impl Api {
         // The custom resources of the CRDs already stored are served from the start.
         self.restore_custom_resources()?;
         let info = self.resource("", "v1", "namespaces")?;
-        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        let namespaces = ["default", "kube-system", "kube-public", "kube-node-lease"].map(|name| {
             let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            self.create_if_missing(&info, ns).await?;
-        }
+            (&info, ns)
+        });
+        self.create_all_missing(namespaces).await?;
         self.bootstrap_classes().await
     }
 
@@ -148,12 +149,25 @@ impl Api {
     async fn bootstrap_classes(&self) -> ApiResult<()> {
         use crate::kinds::{scheduling, storage};
         let priority = self.resource("scheduling.k8s.io", "v1", "priorityclasses")?;
-        for class in scheduling::system_priority_classes() {
-            self.create_if_missing(&priority, class).await?;
-        }
         let storage_classes = self.resource("storage.k8s.io", "v1", "storageclasses")?;
-        self.create_if_missing(&storage_classes, storage::standard_storage_class())
-            .await
+        let classes = scheduling::system_priority_classes()
+            .into_iter()
+            .map(|class| (&priority, class))
+            .chain([(&storage_classes, storage::standard_storage_class())]);
+        self.create_all_missing(classes).await
+    }
+
+    /// [`Api::create_if_missing`] for each object, all at once: start-up's
+    /// writes then share their flushes instead of waiting for one each.
+    pub async fn create_all_missing<'a>(
+        &self,
+        objects: impl IntoIterator<Item = (&'a Arc<ResourceInfo>, Value)>,
+    ) -> ApiResult<()> {
+        let creates = objects
+            .into_iter()
+            .map(|(info, object)| self.create_if_missing(info, object));
+        futures::future::try_join_all(creates).await?;
+        Ok(())
     }
 
     /// Creates a cluster-scoped object that start-up makes unless it is

@@ -387,10 +387,7 @@ pub async fn ensure(api: &Api) -> ApiResult<()> {
         .into_iter()
         .map(|o| (&roles, o))
         .chain(cluster_role_bindings().into_iter().map(|o| (&bindings, o)));
-    for (info, obj) in objects {
-        api.create_if_missing(info, obj).await?;
-    }
-    Ok(())
+    api.create_all_missing(objects).await
 }
 
 #[cfg(test)]

@@ -759,6 +759,11 @@ fn graph() -> &'static Graph {
     &GRAPH
 }
 
+/// Builds the graph now (see [`crate::prepare_tables`]).
+pub(crate) fn prepare() {
+    LazyLock::force(&GRAPH);
+}
+
 fn build_graph() -> Graph {
     let mut defs = BTreeMap::new();
     let mut root_names = Vec::new();

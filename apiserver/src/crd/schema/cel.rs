@@ -2,7 +2,8 @@
 //! `apiextensions-apiserver/pkg/apiserver/schema/cel/compilation.go` and
 //! `validation.go`), on the `cel` crate (cel-rust).
 //!
-//! Each rule is compiled once, when the CRD's schema is compiled; a rule that
+//! Each rule is compiled when the CRD's schema is checked, and again (from
+//! a process-wide cache) when a value first meets it; a rule that
 //! does not parse is a CRD validation error
 //! (`...x-kubernetes-validations[0].rule: Invalid value:
 //! apiextensions.ValidationRule{Rule:"self.x >", ...}: compilation failed:
@@ -57,6 +58,11 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     let _ = env.add_extension(cel::extensions::math);
     Arc::new(env)
 });
+
+/// Builds the environment now (see [`crate::prepare_tables`]).
+pub(crate) fn prepare() {
+    LazyLock::force(&ENV);
+}
 
 /// How many compiled programs [`compile`] keeps (then it starts over).
 const PROGRAMS_MAX: usize = 4096;
@@ -266,7 +272,7 @@ fn run_rules(node: &Node, x: &Value, old: Option<&Value>, path: &Path, errs: &mu
         ctx.add_variable_from_value("oldSelf", to_cel(Some(node), old));
     }
     let type_name = json!(node.type_name);
-    for rule in &node.rules {
+    for rule in node.rules.compiled() {
         if rule.uses_old_self && old.is_none() {
             continue;
         }

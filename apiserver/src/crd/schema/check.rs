@@ -318,7 +318,7 @@ fn value_checks(s: &Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) 
         errs.push(FieldError::forbidden(child(path, "uniqueItems"), detail));
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str)
-        && let Err(e) = regex::Regex::new(p)
+        && let Some(e) = super::node::Pattern::syntax_error(p)
     {
         let detail = format!("must be a valid regular expression, but isn't: {e}");
         errs.push(FieldError::invalid(child(path, "pattern"), json!(p), detail));

@@ -13,7 +13,7 @@
 //! walks the raw schema beside this tree.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -40,6 +40,41 @@ pub enum Additional {
     Schema(Arc<Node>),
 }
 
+/// A `pattern`, compiled when a value first meets it. A schema can hold
+/// hundreds (the Gateway API's do), most of which no object ever fills in,
+/// and compiling every one was most of the time a CRD took to be created.
+#[derive(Debug)]
+pub struct Pattern {
+    /// As written.
+    pub source: String,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    fn new(source: &str) -> Pattern {
+        Pattern {
+            source: source.to_string(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Whether `s` matches; `None` for a pattern the regex engine refuses
+    /// (the CRD's checks refuse its syntax, so only one too large to compile).
+    pub fn is_match(&self, s: &str) -> Option<bool> {
+        let compiled = self.compiled.get_or_init(|| Regex::new(&self.source).ok());
+        compiled.as_ref().map(|re| re.is_match(s))
+    }
+
+    /// Why `source` is not a valid regular expression, or `None`: its
+    /// syntax only, as the regex engine reports it (checking does not compile).
+    pub fn syntax_error(source: &str) -> Option<String> {
+        regex_syntax::Parser::new()
+            .parse(source)
+            .err()
+            .map(|e| e.to_string())
+    }
+}
+
 /// The value validations of one node (upstream `ValueValidation`,
 /// checked by kube-openapi).
 #[derive(Debug, Default)]
@@ -56,8 +91,8 @@ pub struct Checks {
     pub max_length: Option<u64>,
     /// `minLength`.
     pub min_length: Option<u64>,
-    /// `pattern`, as written and compiled (`None` when it does not compile).
-    pub pattern: Option<(String, Option<Regex>)>,
+    /// `pattern`.
+    pub pattern: Option<Pattern>,
     /// `maxItems`.
     pub max_items: Option<u64>,
     /// `minItems`.
@@ -107,13 +142,44 @@ pub struct Node {
     pub map_atomic: bool,
     /// The value validations.
     pub checks: Checks,
-    /// `x-kubernetes-validations`, compiled.
-    pub rules: Vec<Rule>,
+    /// `x-kubernetes-validations`.
+    pub rules: Rules,
+}
+
+/// A node's `x-kubernetes-validations`, compiled when a value first meets
+/// them: a server restarted on its data dir serves the stored CRDs without
+/// compiling every rule of every schema first (the CRD's creation checked
+/// that they compile).
+#[derive(Debug, Default)]
+pub struct Rules {
+    raw: Option<Value>,
+    compiled: OnceLock<Vec<Rule>>,
+}
+
+impl Rules {
+    fn new(raw: Option<&Value>) -> Rules {
+        Rules {
+            raw: raw
+                .filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+                .cloned(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Whether the node has any rule.
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_none()
+    }
+
+    /// The rules that compile (the checks report those that do not).
+    pub fn compiled(&self) -> &[Rule] {
+        self.compiled
+            .get_or_init(|| Rule::compile_all(self.raw.as_ref()).0)
+    }
 }
 
 impl Node {
-    /// Builds the tree of `raw`; CEL rules that do not compile are left out
-    /// (the checks report them).
+    /// Builds the tree of `raw`.
     pub fn build(raw: &Value) -> Node {
         let Some(obj) = raw.as_object() else {
             return Node::default();
@@ -129,7 +195,7 @@ impl Node {
             list_type: list_type_of(obj),
             map_atomic: str_of(obj, "x-kubernetes-map-type") == "atomic",
             checks: checks_of(obj),
-            rules: Rule::compile_all(obj.get("x-kubernetes-validations")).0,
+            rules: Rules::new(obj.get("x-kubernetes-validations")),
             ..Node::default()
         };
         if let Some(Value::Object(props)) = obj.get("properties") {
@@ -222,7 +288,7 @@ fn checks_of(obj: &Map<String, Value>) -> Checks {
             .get("pattern")
             .and_then(Value::as_str)
             .filter(|p| !p.is_empty())
-            .map(|p| (p.to_string(), Regex::new(p).ok())),
+            .map(Pattern::new),
         max_items: u64_of(obj, "maxItems"),
         min_items: u64_of(obj, "minItems"),
         max_properties: u64_of(obj, "maxProperties"),

@@ -842,3 +842,32 @@ fn cel_rules_reach_escaped_property_names() {
         assert_eq!(validate(schema.clone(), spec.clone()), *want, "{spec}");
     }
 }
+
+/// A `pattern` is checked for its syntax when the CRD is created, and
+/// compiled only when a value first meets it.
+#[test]
+fn patterns_are_checked_at_creation_and_matched_on_use() {
+    let errs = compile_errors(root(json!({"type": "string", "pattern": "(a"})));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with(
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].pattern: Invalid value: \"(a\": must be a valid regular expression, but isn't: "
+        ),
+        "{}",
+        errs[0]
+    );
+    assert!(errs[0].contains("unclosed group"), "{}", errs[0]);
+
+    let schema =
+        root(json!({"type": "object", "properties": {"host": {"type": "string", "pattern": "^[a-z]+$"}}}));
+    let s = compile(schema);
+    let host = &s.root.properties["spec"].properties["host"];
+    let pattern = host.checks.pattern.as_ref().expect("a pattern");
+    assert_eq!(pattern.is_match("web"), Some(true));
+    let refused = messages(&s.validate(&obj(json!({"host": "Web"})), None));
+    assert_eq!(
+        refused,
+        [r#"spec.host: Invalid value: "Web": spec.host in body should match '^[a-z]+$'"#]
+    );
+    assert!(s.validate(&obj(json!({"host": "web"})), None).is_empty());
+}

@@ -236,13 +236,13 @@ fn check_string(node: &Node, s: &str, name: &str, errs: &mut Vec<FieldError>) {
         ));
         return;
     }
-    if let Some((pattern, Some(re))) = &c.pattern
-        && !re.is_match(s)
+    if let Some(pattern) = &c.pattern
+        && pattern.is_match(s) == Some(false)
     {
         errs.push(invalid(
             name,
             json!(s),
-            format!("{name} in body should match '{pattern}'"),
+            format!("{name} in body should match '{}'", pattern.source),
         ));
     }
 }
