@@ -55,9 +55,19 @@ fn parsed() -> &'static [Value] {
     &PARSED
 }
 
-/// Parses the manifests now, if no server in this process has yet.
+/// Parses the manifests and compiles their schemas now, if no server in
+/// this process has yet: the creation (or, on a kept data dir, the
+/// restoration) then finds each schema compiled.
 pub fn prepare() {
-    parsed();
+    let schemas = parsed()
+        .iter()
+        .flat_map(|crd| crd.pointer("/spec/versions").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|version| version.pointer("/schema/openAPIV3Schema"));
+    for schema in schemas {
+        // The manifests are ours and compile (a test checks): nothing to report.
+        let _ = apiserver::crd::schema::Structural::compile(schema, "");
+    }
 }
 
 /// Creates every built-in CRD that is absent, then waits until each is Established.
@@ -107,6 +117,16 @@ mod tests {
             let body: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
             assert_eq!(body["kind"], "CustomResourceDefinition", "{name}");
             assert_eq!(body["metadata"]["name"], name);
+            for version in body["spec"]["versions"].as_array().unwrap() {
+                let schema = &version["schema"]["openAPIV3Schema"];
+                let compiled = apiserver::crd::schema::Structural::compile(schema, "");
+                assert!(
+                    compiled.is_ok(),
+                    "{name} {}: {:?}",
+                    version["name"],
+                    compiled.err()
+                );
+            }
         }
     }
 }
