@@ -27,7 +27,9 @@
 //!    --data-dir <fresh tmp>` (HTTPS, the default) and time until the
 //!    kubeconfig exists and `/readyz` answers 200 over TLS; then once more on
 //!    the same data dir, where the certificates are reused; 10 times.
-//! 6. **Idle RSS** of that process one second after it is ready.
+//! 6. **Idle RSS** of that process one second after it is ready, and its
+//!    parts: anonymous memory (heap, stacks) and file-backed pages (mostly
+//!    the binary's code, shared with the page cache).
 //! 7. **A new connection**: TCP connect, TLS handshake and one `GET
 //!    /readyz`, against an in-process server with and without TLS; the
 //!    difference is what TLS costs a client that does not keep connections.
@@ -254,7 +256,10 @@ async fn run() -> Result<()> {
 
     section("6. idle RSS (1 s after /readyz, last start above)");
     let rss = rss.ok_or("no RSS reading")?;
-    println!("VmRSS {:.1} MiB (peak VmHWM {:.1} MiB)", rss.rss_mib, rss.hwm_mib);
+    println!(
+        "VmRSS {:.1} MiB (peak VmHWM {:.1} MiB): RssAnon {:.1} MiB (heap, stacks), RssFile {:.1} MiB (the binary's mapped code)",
+        rss.rss_mib, rss.hwm_mib, rss.anon_mib, rss.file_mib
+    );
 
     section(&format!(
         "7. a new connection: TCP + TLS handshake + GET /readyz ({HANDSHAKES} sequential)"
@@ -665,6 +670,8 @@ async fn read_watch(
 struct Rss {
     rss_mib: f64,
     hwm_mib: f64,
+    anon_mib: f64,
+    file_mib: f64,
 }
 
 /// Spawns `miniplane up` on a fresh data dir and times spawn → kubeconfig
@@ -713,6 +720,8 @@ async fn start_to_ready(bin: &Path, dir: &Path, measure_rss: bool) -> Result<(Du
         Some(Rss {
             rss_mib: proc_kib(&status, "VmRSS:").ok_or("no VmRSS")? as f64 / 1024.0,
             hwm_mib: proc_kib(&status, "VmHWM:").ok_or("no VmHWM")? as f64 / 1024.0,
+            anon_mib: proc_kib(&status, "RssAnon:").ok_or("no RssAnon")? as f64 / 1024.0,
+            file_mib: proc_kib(&status, "RssFile:").ok_or("no RssFile")? as f64 / 1024.0,
         })
     } else {
         None
