@@ -42,7 +42,8 @@ pub enum Additional {
 
 /// A `pattern`, compiled when a value first meets it. A schema can hold
 /// hundreds (the Gateway API's do), most of which no object ever fills in,
-/// and compiling every one was most of the time a CRD took to be created.
+/// and compiling every one was a good part of the time a CRD took to be
+/// created.
 #[derive(Debug)]
 pub struct Pattern {
     /// As written.
